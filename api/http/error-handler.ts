@@ -1,0 +1,73 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { DomainError } from '../../domain/errors/domain-error';
+import { problem, problemFor, sendProblem } from './problem';
+
+/** Errors raised by body parsing and other middleware carry an HTTP status of their own. */
+interface HttpError extends Error {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  expose?: boolean;
+}
+
+/**
+ * The one place an error becomes a response: domain failures by spec §7, client mistakes caught by
+ * middleware as 4xx problems, and everything else as a bare 500 whose details go only to the log.
+ */
+export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next) => {
+  if (res.headersSent) {
+    req.log?.error({ err }, 'error after response started');
+    res.destroy();
+    return;
+  }
+  if (err instanceof DomainError) {
+    if (err.kind === 'Internal') req.log?.error({ err }, 'internal failure');
+    sendProblem(res, problemFor(err.kind, err.errors));
+    return;
+  }
+  const httpErr = err as HttpError;
+  const status = httpErr.status ?? httpErr.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    sendProblem(res, clientProblem(httpErr, status));
+    return;
+  }
+  req.log?.error({ err }, 'unhandled error');
+  sendProblem(res, problemFor('Internal', []));
+};
+
+function clientProblem(err: HttpError, status: number) {
+  switch (err.type) {
+    case 'entity.parse.failed':
+      return problem(400, 'Bad Request', 'The request body is not valid JSON.');
+    case 'entity.too.large':
+      return problem(413, 'Payload Too Large', 'The request body exceeds the 1 MiB limit.');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return problem(415, 'Unsupported Media Type', err.message);
+    default:
+      return problem(status, titleOf(status), err.expose ? err.message : undefined);
+  }
+}
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  409: 'Conflict',
+  412: 'Precondition Failed',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+};
+
+export function titleOf(status: number): string {
+  return TITLES[status] ?? 'Bad Request';
+}
+
+/** Unknown routes answer with a problem body like everything else. */
+export const notFoundHandler: RequestHandler = (req, res) => {
+  sendProblem(res, problem(404, 'Not Found', `No resource at ${req.method} ${req.path}.`));
+};

@@ -1,0 +1,55 @@
+import type { Server } from 'node:http';
+import { createApp } from './app';
+import { loadConfig } from '../domain/config/load-config';
+import { createKnex } from '../db/knex';
+import { createLogger } from '../db/infra/logger';
+import { createRedis } from '../db/infra/redis';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger('api', config.logLevel);
+  if (config.auth.mock) {
+    logger.warn(
+      { role: config.auth.mockRole },
+      'AUTH_MOCK is on: every request is treated as authenticated without a token. Never use this in production.',
+    );
+  }
+  const knex = createKnex(config.databaseUrl, config.dbPoolMax);
+  const redis = createRedis(config.redisUrl, 'producer');
+  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
+
+  const app = createApp({ config, knex, redis, logger });
+  const server: Server = app.listen(config.port, () => {
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    logger.info({ port }, `API listening on http://localhost:${port}`);
+  });
+  server.keepAliveTimeout = 65_000;
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => {
+      logger.error('shutdown grace period over; exiting');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    force.unref();
+    server.close(async () => {
+      await Promise.allSettled([knex.destroy(), redis.quit()]);
+      logger.info('stopped');
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  console.error(`[api] failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,98 @@
+/**
+ * Configuration of every process, read only from the environment (DESIGN §3). A pure function of
+ * the env object so tests can build configs without touching process.env.
+ */
+
+export type MockRole = 'Admin' | 'User' | 'none';
+
+export interface AuthConfig {
+  mock: boolean;
+  mockRole: MockRole;
+  issuerBaseURL?: string;
+  issuer?: string;
+  jwksUri?: string;
+  audience?: string;
+  secret?: string;
+  tokenSigningAlg?: string;
+  rolesClaim: string;
+}
+
+export interface AppConfig {
+  port: number;
+  databaseUrl: string;
+  redisUrl: string;
+  /** Prefix of every BullMQ key: lets several deployments (or test files) share one Redis. */
+  queuePrefix: string;
+  production: boolean;
+  logLevel: string;
+  auth: AuthConfig;
+  commandTimeoutMs: number;
+  maxTop: number;
+  /** Jobs one worker process runs at once. */
+  workerConcurrency: number;
+  dbPoolMax: number;
+}
+
+export class ConfigError extends Error {}
+
+function int(env: Record<string, string | undefined>, name: string, fallback: number, min = 1): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer ≥ ${min}, got '${raw}'`);
+  return n;
+}
+
+function bool(env: Record<string, string | undefined>, name: string): boolean | undefined {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return undefined;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got '${env[name]}'`);
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
+  const production = env.NODE_ENV === 'production';
+  const databaseUrl = env.DATABASE_URL;
+  const redisUrl = env.REDIS_URL;
+  if (!databaseUrl) throw new ConfigError('DATABASE_URL is not set');
+  if (!redisUrl) throw new ConfigError('REDIS_URL is not set');
+
+  const realAuthGiven = Boolean(env.AUTH_ISSUER_BASE_URL || env.AUTH_ISSUER || env.AUTH_JWKS_URI || env.AUTH_SECRET);
+  const mock = bool(env, 'AUTH_MOCK') ?? (!realAuthGiven && !production);
+  if (mock && production) throw new ConfigError('AUTH_MOCK cannot be on when NODE_ENV=production');
+  const mockRole = (env.AUTH_MOCK_ROLE || 'Admin') as MockRole;
+  if (!['Admin', 'User', 'none'].includes(mockRole)) {
+    throw new ConfigError(`AUTH_MOCK_ROLE must be Admin, User or none, got '${env.AUTH_MOCK_ROLE}'`);
+  }
+  if (!mock && !realAuthGiven) {
+    throw new ConfigError(
+      'no authentication configured: set AUTH_ISSUER_BASE_URL, AUTH_ISSUER + AUTH_JWKS_URI or AUTH_SECRET (or AUTH_MOCK=true outside production)',
+    );
+  }
+  if (!mock && !env.AUTH_AUDIENCE) throw new ConfigError('AUTH_AUDIENCE is required when authentication is on');
+
+  return {
+    port: int(env, 'PORT', 3000, 0),
+    databaseUrl,
+    redisUrl,
+    queuePrefix: env.QUEUE_PREFIX || 'emapi',
+    production,
+    logLevel: env.LOG_LEVEL || (env.NODE_ENV === 'test' ? 'warn' : 'info'),
+    auth: {
+      mock,
+      mockRole,
+      issuerBaseURL: env.AUTH_ISSUER_BASE_URL || undefined,
+      issuer: env.AUTH_ISSUER || undefined,
+      jwksUri: env.AUTH_JWKS_URI || undefined,
+      audience: env.AUTH_AUDIENCE || undefined,
+      secret: env.AUTH_SECRET || undefined,
+      tokenSigningAlg: env.AUTH_TOKEN_SIGNING_ALG || (env.AUTH_SECRET ? 'HS256' : undefined),
+      rolesClaim: env.AUTH_ROLES_CLAIM || 'roles',
+    },
+    commandTimeoutMs: int(env, 'COMMAND_TIMEOUT_MS', 10000),
+    maxTop: int(env, 'MAX_TOP', 1000),
+    workerConcurrency: int(env, 'WORKER_CONCURRENCY', 16),
+    dbPoolMax: int(env, 'DB_POOL_MAX', 20),
+  };
+}

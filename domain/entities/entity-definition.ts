@@ -1,0 +1,79 @@
+/**
+ * The one description of an entity. Routes, SQL mapping, read representation, validation schemas,
+ * export columns and docs are all derived from these definitions; nothing else lists fields.
+ */
+
+export type ScalarKind = 'string' | 'integer' | 'number' | 'date' | 'datetime' | 'url' | 'wkt';
+
+export interface ScalarField {
+  kind: ScalarKind;
+  /** Column in the entity's table. */
+  column: string;
+  required?: boolean;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  /** Regular expression the value must match (ajv `pattern`). */
+  pattern?: string;
+  /** Human wording of `pattern` for error messages. */
+  patternText?: string;
+  /** Unique across the table (a duplicate is a 409). */
+  unique?: boolean;
+  /** Set by the service, never by a client (CreatedAt, UpdatedAt). */
+  readOnly?: boolean;
+  /** Left out of collection reads (large values such as geometries); present on keyed reads. */
+  keyedReadOnly?: boolean;
+}
+
+/** A single related entity (many-to-one), shown as `{ Id }` or null. */
+export interface RelationField {
+  target: string;
+  column: string;
+  required?: boolean;
+}
+
+/**
+ * A related collection (one-to-many). `owned` collections are written as part of their parent's
+ * body and deleted with it; `alwaysPopulated` ones appear on every read of the parent without
+ * `$expand` (spec 2.2).
+ */
+export interface CollectionField {
+  target: string;
+  /** Column of the child table that points at the parent. */
+  foreignKey: string;
+  owned?: boolean;
+  alwaysPopulated?: boolean;
+}
+
+/** A child record that exists only inside its parent (Notes, Tags, ExternalLinks). */
+export interface OwnedRecordDefinition {
+  name: string;
+  table: string;
+  fields: Record<string, ScalarField>;
+}
+
+export interface EntityDefinition {
+  /** Entity type name: also the Id codec's type (renaming it changes every Id, spec 9). */
+  name: string;
+  /** Route segment, the plural (`Schemes`). */
+  route: string;
+  table: string;
+  /** Spec 2.3: the five routes that also accept the integer primary key. */
+  acceptsBareIntegerKeys: boolean;
+  /** Tables of spec 2.3 also store the encoded Id as a generated column. */
+  storesEncodedId: boolean;
+  fields: Record<string, ScalarField>;
+  relations: Record<string, RelationField>;
+  collections: Record<string, CollectionField>;
+  /** Fields `$search` may name (DESIGN §5); empty when the route offers no search. */
+  searchFields: readonly string[];
+}
+
+/** Fields every entity has: `Id` (computed) plus timestamps. */
+export const TIMESTAMP_FIELDS: Record<string, ScalarField> = {
+  CreatedAt: { kind: 'datetime', column: 'created_at', readOnly: true },
+  UpdatedAt: { kind: 'datetime', column: 'updated_at', readOnly: true },
+};
+
+export const READ_ONLY_MEMBERS = ['Id', 'CreatedAt', 'UpdatedAt'] as const;

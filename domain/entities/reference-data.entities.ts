@@ -1,0 +1,63 @@
+import type { EntityDefinition } from './entity-definition';
+import { TIMESTAMP_FIELDS } from './entity-definition';
+
+/** Small lookup entities: countries, markets and the three type/status lists. */
+
+export const Country: EntityDefinition = {
+  name: 'Country',
+  route: 'Countries',
+  table: 'countries',
+  acceptsBareIntegerKeys: false,
+  storesEncodedId: false,
+  fields: {
+    Name: { kind: 'string', column: 'name', required: true, minLength: 1, maxLength: 200 },
+    IsoCode: {
+      kind: 'string',
+      column: 'iso_code',
+      required: true,
+      pattern: '^[A-Z]{2}$',
+      patternText: 'must be 2 upper-case letters',
+      unique: true,
+    },
+    ...TIMESTAMP_FIELDS,
+  },
+  relations: {},
+  collections: {},
+  searchFields: ['Name'],
+};
+
+export const Market: EntityDefinition = {
+  name: 'Market',
+  route: 'Markets',
+  table: 'markets',
+  acceptsBareIntegerKeys: false,
+  storesEncodedId: false,
+  fields: {
+    Name: { kind: 'string', column: 'name', required: true, minLength: 1, maxLength: 200 },
+    ...TIMESTAMP_FIELDS,
+  },
+  relations: { Country: { target: 'Country', column: 'country_id' } },
+  collections: {},
+  searchFields: ['Name'],
+};
+
+function namedLookup(name: string, route: string, table: string): EntityDefinition {
+  return {
+    name,
+    route,
+    table,
+    acceptsBareIntegerKeys: false,
+    storesEncodedId: false,
+    fields: {
+      Name: { kind: 'string', column: 'name', required: true, minLength: 1, maxLength: 200, unique: true },
+      ...TIMESTAMP_FIELDS,
+    },
+    relations: {},
+    collections: {},
+    searchFields: ['Name'],
+  };
+}
+
+export const BuildingType = namedLookup('BuildingType', 'BuildingTypes', 'building_types');
+export const DevelopmentType = namedLookup('DevelopmentType', 'DevelopmentTypes', 'development_types');
+export const DevelopmentStatus = namedLookup('DevelopmentStatus', 'DevelopmentStatuses', 'development_statuses');

@@ -1,0 +1,13 @@
+/**
+ * Names of the queues the API and the workers meet on. Payload types live beside the commands and
+ * events they carry (domain/commands, domain/events).
+ */
+export const QUEUE = {
+  commands: 'commands',
+  views: 'views',
+  notifications: 'notifications',
+} as const;
+
+export type QueueName = (typeof QUEUE)[keyof typeof QUEUE];
+
+export const ALL_QUEUES: readonly QueueName[] = Object.values(QUEUE);

@@ -1,0 +1,68 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'bench/results/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-imports': 'off',
+    },
+  },
+  {
+    // Layer rules (DESIGN §1): domain is pure; api and workers meet only through domain and db.
+    files: ['domain/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                'express',
+                'bullmq',
+                'knex',
+                'objection',
+                'pg',
+                'ioredis',
+                '**/api/**',
+                '**/workers/**',
+                '**/db/**',
+              ],
+              message: 'domain/ stays pure',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['api/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/workers/**'], message: 'api/ never imports workers/' }] },
+      ],
+    },
+  },
+  {
+    files: ['workers/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/api/**', 'express'], message: 'workers/ never imports api/' }] },
+      ],
+    },
+  },
+  {
+    files: ['db/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/api/**', '**/workers/**'], message: 'db/ sits below api/ and workers/' }] },
+      ],
+    },
+  },
+);

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# npm test: install, build, lint, then the whole ava suite against throwaway Postgres and Redis
+# servers of its own (ports and data apart from npm start's), stopped again at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/deps.sh
+source scripts/lib/stores.sh
+
+ensure_built
+echo "[test] lint and dependency cycles…" >&2
+npx eslint . --max-warnings=0
+npx prettier --check . >/dev/null || { npx prettier --check . ; exit 1; }
+npx madge --circular --extensions ts --ts-config tsconfig.json api workers domain db >/dev/null \
+  || { npx madge --circular --extensions ts --ts-config tsconfig.json api workers domain db; exit 1; }
+
+# Tests never use DATABASE_URL / REDIS_URL (npm start's stores); TEST_DATABASE_URL / TEST_REDIS_URL
+# point them at servers of your own, otherwise throwaway ones are started and removed.
+unset DATABASE_URL REDIS_URL
+[ -n "${TEST_DATABASE_URL:-}" ] && export DATABASE_URL="$TEST_DATABASE_URL"
+[ -n "${TEST_REDIS_URL:-}" ] && export REDIS_URL="$TEST_REDIS_URL"
+rm -rf .data/test /var/tmp/emapi-"$(printf '%s' "$PWD" | sha1sum | cut -c1-12)"/test
+trap stop_stores EXIT
+PG_FSYNC=off provision_stores test "${TEST_PG_PORT:-54330}" "${TEST_REDIS_PORT:-63800}" emapi_template
+export NODE_ENV=test
+DATABASE_URL="$DATABASE_URL" node dist/db/cli/migrate.js
+# Each test file clones the migrated template database and uses its own queue prefix (test/support).
+export TEST_TEMPLATE_DATABASE_URL="$DATABASE_URL"
+npx ava "$@"
