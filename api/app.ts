@@ -7,6 +7,7 @@ import type { AppConfig } from '../domain/config/load-config';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { requestIdFor } from './http/request-id';
 import { healthRoutes } from './health/health.routes';
+import { entityReadRoutes } from './entities/entity-read.routes';
 
 export interface AppDeps {
   config: AppConfig;
@@ -39,6 +40,7 @@ export function createApp(deps: AppDeps): Express {
       type: ['application/json', 'application/json-patch+json', 'application/*+json'],
     }),
   );
+  app.use(entityReadRoutes({ knex: deps.knex, maxTop: deps.config.maxTop }));
 
   app.use(notFoundHandler);
   app.use(errorHandler);

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { ENTITIES, OWNED_RECORDS, entityByName, type EntityDefinition, type ScalarField } from '../../domain/entities';
-import { zeroPoint } from '../../domain/ids/id-codec';
+import { encodedIdSql } from '../sql/encoded-id.sql';
 
 /**
  * The entity tables, built from the domain definitions so the schema cannot drift from them at
@@ -57,11 +57,6 @@ function addTimestamps(t: Knex.CreateTableBuilder, knex: Knex): void {
   t.integer('version').notNullable().defaultTo(1);
 }
 
-/** SQL of the stored encoded Id: the same function as domain/ids/id-codec.ts, in Postgres. */
-export function encodedIdSql(typeName: string, idColumn = 'id'): string {
-  return `rtrim(translate(encode(int4send(${idColumn} # (${zeroPoint(typeName)})), 'base64'), '+/', '-_'), '=')`;
-}
-
 function tableFor(name: string): string {
   return entityByName(name).table;
 }
@@ -74,7 +69,7 @@ async function createEntityTable(knex: Knex, entity: EntityDefinition): Promise<
   });
   if (entity.storesEncodedId) {
     await knex.raw(
-      `alter table ?? add column encoded_id text generated always as (${encodedIdSql(entity.name)}) stored`,
+      `alter table ?? add column encoded_id text generated always as (${encodedIdSql(entity.name, 'id')}) stored`,
       [entity.table],
     );
     await knex.raw(`create unique index ?? on ?? (encoded_id)`, [`${entity.table}_encoded_id_unique`, entity.table]);
@@ -110,15 +105,11 @@ export async function up(knex: Knex): Promise<void> {
   for (const entity of ENTITIES) await addForeignKeys(knex, entity);
 
   // Owned collections keep the order they were written in (DESIGN §10): `position` records it.
-  for (const table of ['scheme_companies', 'scheme_market_boundaries']) {
-    await knex.schema.alterTable(table, (t) => {
+  for (const entity of ENTITIES.filter((e) => e.keepsWrittenOrder)) {
+    await knex.schema.alterTable(entity.table, (t) => {
       t.integer('position').notNullable().defaultTo(0);
-      t.index(['scheme_id', 'position']);
     });
   }
-  await knex.schema.alterTable('investment_companies', (t) => {
-    t.integer('position').notNullable().defaultTo(0);
-  });
   for (const record of OWNED_RECORDS) {
     await knex.schema.createTable(record.table, (t) => {
       t.increments('id').primary();

@@ -22,8 +22,6 @@ export interface ScalarField {
   unique?: boolean;
   /** Set by the service, never by a client (CreatedAt, UpdatedAt). */
   readOnly?: boolean;
-  /** Left out of collection reads (large values such as geometries); present on keyed reads. */
-  keyedReadOnly?: boolean;
 }
 
 /** A single related entity (many-to-one), shown as `{ Id }` or null. */
@@ -44,6 +42,11 @@ export interface CollectionField {
   foreignKey: string;
   owned?: boolean;
   alwaysPopulated?: boolean;
+  /**
+   * Members shown (besides `Id`) when the parent is read as part of a collection and the
+   * collection is not `$expand`ed: the reduced form of spec 2.2 (no large geometries on lists).
+   */
+  listForm?: readonly string[];
 }
 
 /** A child record that exists only inside its parent (Notes, Tags, ExternalLinks). */
@@ -66,6 +69,11 @@ export interface EntityDefinition {
   fields: Record<string, ScalarField>;
   relations: Record<string, RelationField>;
   collections: Record<string, CollectionField>;
+  /**
+   * Rows are owned by a parent collection and keep the order they were written in (a `position`
+   * column, DESIGN §10).
+   */
+  keepsWrittenOrder?: boolean;
   /** Fields `$search` may name (DESIGN §5); empty when the route offers no search. */
   searchFields: readonly string[];
 }

@@ -31,6 +31,7 @@ export const InvestmentCompany: EntityDefinition = {
   name: 'InvestmentCompany',
   route: 'InvestmentCompanies',
   table: 'investment_companies',
+  keepsWrittenOrder: true,
   acceptsBareIntegerKeys: false,
   storesEncodedId: false,
   fields: {

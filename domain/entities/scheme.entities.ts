@@ -32,6 +32,7 @@ export const Scheme: EntityDefinition = {
       foreignKey: 'scheme_id',
       owned: true,
       alwaysPopulated: true,
+      listForm: ['Market'],
     },
     Notes: { target: 'Note', foreignKey: 'scheme_id', owned: true, alwaysPopulated: true },
     Tags: { target: 'Tag', foreignKey: 'scheme_id', owned: true, alwaysPopulated: true },
@@ -44,6 +45,7 @@ export const SchemeCompany: EntityDefinition = {
   name: 'SchemeCompany',
   route: 'SchemeCompanies',
   table: 'scheme_companies',
+  keepsWrittenOrder: true,
   acceptsBareIntegerKeys: false,
   storesEncodedId: false,
   fields: {
@@ -63,10 +65,11 @@ export const SchemeMarketBoundary: EntityDefinition = {
   name: 'SchemeMarketBoundary',
   route: 'SchemeMarketBoundaries',
   table: 'scheme_market_boundaries',
+  keepsWrittenOrder: true,
   acceptsBareIntegerKeys: false,
   storesEncodedId: false,
   fields: {
-    Geometry: { kind: 'wkt', column: 'geometry', required: true, maxLength: 500000, keyedReadOnly: true },
+    Geometry: { kind: 'wkt', column: 'geometry', required: true, maxLength: 500000 },
     ...TIMESTAMP_FIELDS,
   },
   relations: {

@@ -1,0 +1,127 @@
+import type { Knex } from 'knex';
+import type { EntityDefinition } from '../../domain/entities';
+import type { ExpandItem } from '../../domain/odata';
+import type { ReadOptions } from '../../domain/queries/read-options';
+import { EntityScope, type RowSource } from './entity-scope';
+import { FilterCompiler } from './filter.compiler';
+import { documentSql, orderSql } from './representation.sql';
+import { SqlContext } from './sql-context';
+
+/**
+ * Read-side queries: they skip the domain model and go straight to SQL (one statement per page,
+ * whatever the expansions), returning JSON text ready to send.
+ */
+
+export interface Page {
+  /** A JSON array, as text. */
+  json: string;
+  total?: number;
+}
+
+export interface KeyedRow {
+  /** The entity, as JSON text. */
+  json: string;
+  version: number;
+}
+
+/** Extra WHERE conditions contributed by other read features (e.g. `$search`). */
+export interface ExtraCondition {
+  sql: string;
+  params: unknown[];
+  /** An ORDER BY prefix used when the client gave no `$orderby` (e.g. relevance). */
+  defaultOrder?: { sql: string; params: unknown[] };
+}
+
+function entitySource(entity: EntityDefinition): RowSource {
+  return { kind: 'entity', def: entity };
+}
+
+interface CompiledWhere {
+  ctx: SqlContext;
+  scope: EntityScope;
+  where: string[];
+}
+
+function compileWhere(entity: EntityDefinition, options: ReadOptions, extra?: ExtraCondition): CompiledWhere {
+  const ctx = new SqlContext();
+  const scope = new EntityScope(entitySource(entity), 'r', ctx, '$filter');
+  const where: string[] = [];
+  if (options.filter) where.push(FilterCompiler.compile(options.filter, scope));
+  if (extra) {
+    where.push(extra.sql);
+    ctx.params.push(...extra.params);
+  }
+  return { ctx, scope, where };
+}
+
+function whereSql(where: string[]): string {
+  return where.length ? `where ${where.join(' and ')}` : '';
+}
+
+/**
+ * Root rows are paged first (filter, order, limit, offset over the base table and the joins its
+ * paths need), then the JSON is built for that page only, so skipped rows cost no expansion.
+ */
+export function listSql(
+  entity: EntityDefinition,
+  options: ReadOptions,
+  extra?: ExtraCondition,
+): { sql: string; params: unknown[] } {
+  const { ctx, scope, where } = compileWhere(entity, options, extra);
+  const orderParts: string[] = [];
+  if (!options.orderby.length && extra?.defaultOrder) {
+    orderParts.push(extra.defaultOrder.sql);
+    ctx.params.push(...extra.defaultOrder.params);
+  }
+  orderParts.push(orderSql(options.orderby, scope, '$orderby'));
+  const order = orderParts.join(', ');
+  const limit = ctx.param(options.top);
+  const offset = ctx.param(options.skip);
+  const page = `select r.id from ${entity.table} r ${scope.joinSql.join(' ')} ${whereSql(where)} order by ${order} limit ${limit} offset ${offset}`;
+  // The document precedes the page in the statement's text, so its parameters come first.
+  const docCtx = new SqlContext('e');
+  const doc = documentSql(entitySource(entity), 'd', 'list', options.expand, docCtx);
+  // array(subquery) keeps the page's order; ordinality carries it into the aggregate.
+  const sql = `select coalesce(json_agg(${doc} order by p.ord), '[]'::json)::text as json from unnest(array(${page})) with ordinality as p(id, ord) join ${entity.table} d on d.id = p.id`;
+  return { sql, params: [...docCtx.params, ...ctx.params] };
+}
+
+export async function listEntities(
+  knex: Knex,
+  entity: EntityDefinition,
+  options: ReadOptions,
+  extra?: ExtraCondition,
+): Promise<Page> {
+  const { sql, params } = listSql(entity, options, extra);
+  const [rows, total] = await Promise.all([
+    knex.raw<{ rows: { json: string }[] }>(sql, params as Knex.RawBinding[]),
+    options.count ? countEntities(knex, entity, options, extra) : Promise.resolve(undefined),
+  ]);
+  return { json: rows.rows[0]?.json ?? '[]', total };
+}
+
+export async function countEntities(
+  knex: Knex,
+  entity: EntityDefinition,
+  options: ReadOptions,
+  extra?: ExtraCondition,
+): Promise<number> {
+  const { ctx, scope, where } = compileWhere(entity, options, extra);
+  const sql = `select count(*)::int as n from ${entity.table} r ${scope.joinSql.join(' ')} ${whereSql(where)}`;
+  const result = await knex.raw<{ rows: { n: number }[] }>(sql, ctx.params as Knex.RawBinding[]);
+  return result.rows[0]?.n ?? 0;
+}
+
+/** One entity as a keyed GET shows it (full form, Geometry included), or null. */
+export async function readEntity(
+  knex: Knex | Knex.Transaction,
+  entity: EntityDefinition,
+  id: number,
+  expand: readonly ExpandItem[] = [],
+): Promise<KeyedRow | null> {
+  const ctx = new SqlContext();
+  const doc = documentSql(entitySource(entity), 'd', 'keyed', expand, ctx);
+  const sql = `select ${doc}::text as json, d.version from ${entity.table} d where d.id = ${ctx.param(id)}`;
+  const result = await knex.raw<{ rows: KeyedRow[] }>(sql, ctx.params as Knex.RawBinding[]);
+  return result.rows[0] ?? null;
+}

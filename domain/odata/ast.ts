@@ -1,0 +1,82 @@
+/**
+ * Typed AST for the OData query options the API accepts ($filter, $orderby, $expand, $search).
+ * The SQL compiler consumes these shapes; spans let it point at the offending text in a 400.
+ */
+
+/** 0-based offsets into the option's text, `end` exclusive. */
+export interface Span {
+  start: number;
+  end: number;
+}
+
+export type LiteralType = 'string' | 'number' | 'boolean' | 'null' | 'date' | 'datetime';
+
+export type ComparisonOp = 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le';
+export type BinaryOp = ComparisonOp | 'and' | 'or';
+
+export type FunctionName =
+  'contains' | 'startswith' | 'endswith' | 'tolower' | 'toupper' | 'length' | 'trim' | 'year' | 'month' | 'day';
+
+export type Expr =
+  | {
+      kind: 'literal';
+      type: LiteralType;
+      value: string | number | boolean | null;
+      raw: string;
+      span: Span;
+    }
+  /** Address/AddressLine, Id, c/Company/Id (a lambda variable stays the first segment). */
+  | { kind: 'path'; segments: string[]; span: Span }
+  | { kind: 'binary'; op: BinaryOp; left: Expr; right: Expr; span: Span }
+  | { kind: 'not'; operand: Expr; span: Span }
+  | { kind: 'in'; left: Expr; list: Expr[]; span: Span }
+  /** `name` is one of FunctionName; typed as string so the compiler can switch without casts. */
+  | { kind: 'call'; name: string; args: Expr[]; span: Span }
+  /** `Companies/any()` has variable null and body null. */
+  | {
+      kind: 'lambda';
+      op: 'any' | 'all';
+      collection: string[];
+      variable: string | null;
+      body: Expr | null;
+      span: Span;
+    };
+
+export type LiteralExpr = Extract<Expr, { kind: 'literal' }>;
+export type PathExpr = Extract<Expr, { kind: 'path' }>;
+export type BinaryExpr = Extract<Expr, { kind: 'binary' }>;
+export type NotExpr = Extract<Expr, { kind: 'not' }>;
+export type InExpr = Extract<Expr, { kind: 'in' }>;
+export type CallExpr = Extract<Expr, { kind: 'call' }>;
+export type LambdaExpr = Extract<Expr, { kind: 'lambda' }>;
+
+export interface OrderByItem {
+  path: string[];
+  direction: 'asc' | 'desc';
+  span: Span;
+}
+
+/** Options inside `Nav( ... )`; `$select` is accepted there and ignored. */
+export interface ExpandOptions {
+  expand?: ExpandItem[];
+  filter?: Expr;
+  orderby?: OrderByItem[];
+  top?: number;
+  skip?: number;
+  count?: boolean;
+}
+
+/** `path` is usually one navigation segment; `A/B` is allowed. */
+export interface ExpandItem {
+  path: string[];
+  options: ExpandOptions;
+  span: Span;
+}
+
+export type SearchNode =
+  | { kind: 'term'; text: string; phrase: boolean; field: string | null; span: Span }
+  | { kind: 'not'; operand: SearchNode; span: Span }
+  | { kind: 'and'; items: SearchNode[]; span: Span }
+  | { kind: 'or'; items: SearchNode[]; span: Span };
+
+export type SearchTerm = Extract<SearchNode, { kind: 'term' }>;

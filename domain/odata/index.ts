@@ -1,0 +1,11 @@
+/**
+ * Hand-written parsers for the OData query options the API accepts. Pure: they turn option text
+ * into a typed AST or throw ODataSyntaxError (never anything else) naming the offending text and
+ * its position; field names and literal types are checked later by the compiler.
+ */
+export * from './ast';
+export { ODataSyntaxError } from './odata-syntax-error';
+export { parseFilter } from './filter-parser';
+export { parseOrderBy } from './orderby-parser';
+export { parseExpand } from './expand-parser';
+export { parseSearch } from './search-parser';

@@ -1,0 +1,48 @@
+import test from 'ava';
+import { startStack, type Stack } from '../support/stack';
+
+let stack: Stack;
+test.before(async () => {
+  stack = await startStack({ workers: [] });
+});
+test.after.always(async () => {
+  await stack?.close();
+});
+
+test('live and ready answer 200 when both stores answer', async (t) => {
+  const live = await stack.get('/health/live');
+  t.is(live.status, 200);
+  const ready = await stack.get('/health/ready');
+  t.is(ready.status, 200);
+  t.deepEqual(ready.body, { status: 'ready', checks: { postgres: 'ok', redis: 'ok' } });
+});
+
+test('X-Request-Id is echoed when sane and generated otherwise', async (t) => {
+  const echoed = await stack.get('/health/live', { 'x-request-id': 'abc-123' });
+  t.is(echoed.headers.get('x-request-id'), 'abc-123');
+  const generated = await stack.get('/health/live', { 'x-request-id': 'bad id with spaces' });
+  t.regex(generated.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+});
+
+test('unknown routes get a problem body', async (t) => {
+  const res = await stack.get('/NoSuchThing');
+  t.is(res.status, 404);
+  t.is(res.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+  t.like(res.body as object, { type: 'about:blank', title: 'Not Found', status: 404 });
+});
+
+test('malformed JSON and oversized bodies are 400 and 413 problems, never a stack trace', async (t) => {
+  const bad = await stack.request('POST', '/Schemes', {
+    raw: '{"SchemeName": ',
+    headers: { 'content-type': 'application/json' },
+  });
+  t.is(bad.status, 400);
+  t.like(bad.body as object, { title: 'Bad Request', status: 400 });
+  t.notRegex(bad.text, /at .*\.js|SyntaxError/);
+  const big = await stack.request('POST', '/Schemes', {
+    raw: JSON.stringify({ SchemeName: 'x'.repeat(1.1 * 1024 * 1024) }),
+    headers: { 'content-type': 'application/json' },
+  });
+  t.is(big.status, 413);
+  t.like(big.body as object, { title: 'Payload Too Large', status: 413 });
+});

@@ -1,0 +1,115 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import type { Knex } from 'knex';
+import { createApp } from '../../api/app';
+import { loadConfig, type AppConfig } from '../../domain/config/load-config';
+import { createKnex } from '../../db/knex';
+import { createLogger } from '../../db/infra/logger';
+import { createRedis } from '../../db/infra/redis';
+import { createTestDatabase, uniqueQueuePrefix, type TestDatabase } from './test-database';
+
+/**
+ * The real stack for a test file: its own database (cloned from the migrated template), its own
+ * queue prefix on the test Redis, the API listening on a free port and, unless told otherwise, the
+ * worker processes' loops running in this process. Nothing is mocked.
+ */
+
+export interface Closeable {
+  close(): Promise<void>;
+}
+
+/** Starts one worker kind in-process for the given config. */
+export type WorkerStarter = (config: AppConfig) => Promise<Closeable>;
+
+export interface StackOptions {
+  /** Extra environment for the config (AUTH_*, COMMAND_TIMEOUT_MS, MAX_TOP, …). */
+  env?: Record<string, string>;
+  /** Worker kinds to run in-process; defaults to every kind (see defaultWorkers). */
+  workers?: WorkerStarter[];
+}
+
+export interface HttpResult {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** Parsed JSON body, when the body is JSON. */
+  body: unknown;
+}
+
+export interface Stack {
+  baseUrl: string;
+  config: AppConfig;
+  /** Direct database access, for arranging rows and checking what was persisted. */
+  knex: Knex;
+  request(
+    method: string,
+    path: string,
+    init?: { body?: unknown; headers?: Record<string, string>; raw?: string },
+  ): Promise<HttpResult>;
+  get(path: string, headers?: Record<string, string>): Promise<HttpResult>;
+  close(): Promise<void>;
+}
+
+/** Worker kinds started by default; each issue's workers register themselves here. */
+export const defaultWorkers: WorkerStarter[] = [];
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const db: TestDatabase = await createTestDatabase();
+  const redisUrl = process.env.REDIS_URL;
+  if (!redisUrl) throw new Error('REDIS_URL is not set: run the suite with `npm test`');
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: db.url,
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX: uniqueQueuePrefix(),
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    PORT: '0',
+    DB_POOL_MAX: '5',
+    ...options.env,
+  });
+  const logger = createLogger('api-test', config.logLevel);
+  const knex = createKnex(config.databaseUrl, config.dbPoolMax);
+  const redis = createRedis(config.redisUrl, 'producer');
+  redis.on('error', () => undefined);
+  if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
+  const app = createApp({ config, knex, redis, logger });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const workers: Closeable[] = [];
+  for (const start of options.workers ?? defaultWorkers) workers.push(await start(config));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  async function request(
+    method: string,
+    path: string,
+    init: { body?: unknown; headers?: Record<string, string>; raw?: string } = {},
+  ) {
+    const headers: Record<string, string> = { ...init.headers };
+    let body: string | undefined = init.raw;
+    if (init.body !== undefined) {
+      body = JSON.stringify(init.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown;
+    if (/json/.test(res.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text);
+    return { status: res.status, headers: res.headers, text, body: parsed };
+  }
+
+  return {
+    baseUrl,
+    config,
+    knex,
+    request,
+    get: (path, headers) => request('GET', path, { headers }),
+    async close() {
+      await Promise.allSettled(workers.map((w) => w.close()));
+      await new Promise((resolve) => server.close(resolve));
+      server.closeAllConnections();
+      await Promise.allSettled([knex.destroy(), redis.quit()]);
+      await db.drop();
+    },
+  };
+}
