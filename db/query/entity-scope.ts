@@ -85,15 +85,8 @@ export class EntityScope {
       const relation = relationsOf(source)[name];
       if (relation) {
         const target = rowSource(relation.target);
-        if (last) {
-          throw queryError(
-            this.option,
-            `'${name}' is a related entity: compare '${name}/Id' or one of its fields`,
-            position,
-          );
-        }
-        // `Relation/Id` needs no join: the foreign key column is the related row's key.
-        if (segments[i + 1] === 'Id' && i + 1 === segments.length - 1) {
+        // `Relation/Id` (and `Relation eq null`) need no join: the foreign key is the related key.
+        if (last || (segments[i + 1] === 'Id' && i + 1 === segments.length - 1)) {
           return {
             kind: 'id',
             sql: `${alias}.${relation.column}`,
