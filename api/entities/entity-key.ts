@@ -1,10 +1,13 @@
-import { entityByRoute, type EntityDefinition } from '../../domain/entities';
+import { entityByRoute, readableByRoute, type EntityDefinition } from '../../domain/entities';
 import { notFound } from '../../domain/errors/domain-error';
 import { parseKey } from '../../domain/ids/id-codec';
 
-/** The entity of a route segment, or a 404 problem naming the unknown route. */
-export function entityOfRoute(route: string): EntityDefinition {
-  const entity = entityByRoute(route);
+/**
+ * The entity of a route segment, or a 404 problem naming the unknown route. Reads also reach the
+ * read models (`/Activities`); writes reach entities only.
+ */
+export function entityOfRoute(route: string, access: 'read' | 'write' = 'write'): EntityDefinition {
+  const entity = access === 'read' ? readableByRoute(route) : entityByRoute(route);
   if (!entity) throw notFound(`No entity route '/${route}'.`);
   return entity;
 }

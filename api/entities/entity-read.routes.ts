@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { notFound } from '../../domain/errors/domain-error';
 import { parseReadOptions } from '../../domain/queries/read-options';
 import { countEntities, listEntities, readEntity } from '../../db/query/entity-reader';
+import { searchExtra } from '../../db/search/search-query';
 import { entityOfRoute, keyOf } from './entity-key';
 import { etagOf } from './etag';
 
@@ -19,19 +20,19 @@ export function entityReadRoutes(deps: ReadRouteDeps): Router {
   const router = Router();
 
   router.get('/:route', async (req: Request, res: Response) => {
-    const entity = entityOfRoute(req.params.route as string);
+    const entity = entityOfRoute(req.params.route as string, 'read');
     const options = parseReadOptions(req.query as Record<string, unknown>, deps.maxTop);
-    const page = await listEntities(deps.knex, entity, options);
+    const page = await listEntities(deps.knex, entity, options, searchExtra(entity, options));
     if (page.total !== undefined) res.setHeader('X-Total-Count', String(page.total));
     res.type('application/json').send(page.json);
   });
 
   router.get('/:route/:key', async (req: Request, res: Response) => {
-    const entity = entityOfRoute(req.params.route as string);
+    const entity = entityOfRoute(req.params.route as string, 'read');
     const key = req.params.key as string;
     if (key === '$count') {
       const options = parseReadOptions(req.query as Record<string, unknown>, deps.maxTop);
-      const n = await countEntities(deps.knex, entity, options);
+      const n = await countEntities(deps.knex, entity, options, searchExtra(entity, options));
       res.type('text/plain').send(String(n));
       return;
     }

@@ -1,3 +1,4 @@
+import type { ConnectionOptions } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 
 /**
@@ -5,10 +6,25 @@ import { Redis, type RedisOptions } from 'ioredis';
  * command (`maxRetriesPerRequest: null`); the API's producer fails fast when Redis is down
  * (`enableOfflineQueue: false`) so a write answers 503 instead of hanging.
  */
-export function createRedis(url: string, role: 'producer' | 'worker'): Redis {
-  const options: RedisOptions =
-    role === 'producer'
-      ? { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 }
-      : { maxRetriesPerRequest: null };
+export type RedisRole = 'producer' | 'worker';
+
+function roleOptions(role: RedisRole): {
+  maxRetriesPerRequest: number | null;
+  enableOfflineQueue?: boolean;
+  connectTimeout?: number;
+} {
+  return role === 'producer'
+    ? { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 }
+    : { maxRetriesPerRequest: null };
+}
+
+/** Connection settings for a BullMQ object, which then creates and closes its own connections. */
+export function bullConnection(url: string, role: RedisRole): ConnectionOptions {
+  return { url, ...roleOptions(role) };
+}
+
+/** A connection we own (and must quit). */
+export function createRedis(url: string, role: RedisRole): Redis {
+  const options: RedisOptions = roleOptions(role);
   return new Redis(url, options);
 }

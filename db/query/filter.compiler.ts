@@ -86,6 +86,9 @@ export class FilterCompiler {
   private pathOperand(resolved: Resolved, position: number): Operand {
     switch (resolved.kind) {
       case 'scalar':
+        if (resolved.field.kind === 'stringList') {
+          throw queryError(this.option, `'${resolved.name}' is a list and cannot be compared`, position);
+        }
         return { kind: 'sql', sql: resolved.sql, type: valueTypeOf(resolved.field.kind) };
       case 'id':
         return resolved;

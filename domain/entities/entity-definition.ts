@@ -3,7 +3,8 @@
  * export columns and docs are all derived from these definitions; nothing else lists fields.
  */
 
-export type ScalarKind = 'string' | 'integer' | 'number' | 'date' | 'datetime' | 'url' | 'wkt';
+/** `stringList` is a JSON array of strings (read models only; not filterable). */
+export type ScalarKind = 'string' | 'integer' | 'number' | 'date' | 'datetime' | 'url' | 'wkt' | 'stringList';
 
 export interface ScalarField {
   kind: ScalarKind;
@@ -74,8 +75,11 @@ export interface EntityDefinition {
    * column, DESIGN §10).
    */
   keepsWrittenOrder?: boolean;
-  /** Fields `$search` may name (DESIGN §5); empty when the route offers no search. */
-  searchFields: readonly string[];
+  /**
+   * `$search` fields (DESIGN §5): name → property path whose text is indexed, through relations
+   * and collections (`Address/City`, `Companies/Company/Name`). Empty: the route offers no search.
+   */
+  searchFields: Readonly<Record<string, string>>;
 }
 
 /** Fields every entity has: `Id` (computed) plus timestamps. */

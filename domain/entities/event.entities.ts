@@ -24,7 +24,7 @@ export const InvestmentEvent: EntityDefinition = {
   collections: {
     Companies: { target: 'InvestmentCompany', foreignKey: 'investment_event_id', owned: true },
   },
-  searchFields: [],
+  searchFields: {},
 };
 
 export const InvestmentCompany: EntityDefinition = {
@@ -44,7 +44,7 @@ export const InvestmentCompany: EntityDefinition = {
     Company: { target: 'Company', column: 'company_id', required: true },
   },
   collections: {},
-  searchFields: [],
+  searchFields: {},
 };
 
 export const OccupierEvent: EntityDefinition = {
@@ -66,7 +66,7 @@ export const OccupierEvent: EntityDefinition = {
     Company: { target: 'Company', column: 'company_id', required: true },
   },
   collections: {},
-  searchFields: [],
+  searchFields: {},
 };
 
 export const Portfolio: EntityDefinition = {
@@ -84,5 +84,5 @@ export const Portfolio: EntityDefinition = {
   collections: {
     InvestmentEvents: { target: 'InvestmentEvent', foreignKey: 'portfolio_id' },
   },
-  searchFields: ['Name'],
+  searchFields: { Name: 'Name' },
 };

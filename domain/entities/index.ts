@@ -5,6 +5,8 @@ import { Development, ExternalLink, Note, Scheme, SchemeCompany, SchemeMarketBou
 import { InvestmentCompany, InvestmentEvent, OccupierEvent, Portfolio } from './event.entities';
 
 export * from './entity-definition';
+export { Activity, READ_MODELS } from './read-models';
+import { READ_MODELS } from './read-models';
 
 /** Every entity with a route, in the order docs and exports list them. */
 export const ENTITIES: readonly EntityDefinition[] = [
@@ -27,7 +29,7 @@ export const ENTITIES: readonly EntityDefinition[] = [
 
 export const OWNED_RECORDS: readonly OwnedRecordDefinition[] = [Note, Tag, ExternalLink];
 
-const byName = new Map(ENTITIES.map((e) => [e.name, e]));
+const byName = new Map([...ENTITIES, ...READ_MODELS].map((e) => [e.name, e]));
 const byRoute = new Map(ENTITIES.map((e) => [e.route, e]));
 const ownedByName = new Map(OWNED_RECORDS.map((r) => [r.name, r]));
 
@@ -39,6 +41,13 @@ export function entityByName(name: string): EntityDefinition {
 
 export function entityByRoute(route: string): EntityDefinition | undefined {
   return byRoute.get(route);
+}
+
+const readableByRouteMap = new Map([...ENTITIES, ...READ_MODELS].map((e) => [e.route, e]));
+
+/** Entities and read models: everything a GET may name. */
+export function readableByRoute(route: string): EntityDefinition | undefined {
+  return readableByRouteMap.get(route);
 }
 
 export function ownedRecordByName(name: string): OwnedRecordDefinition | undefined {

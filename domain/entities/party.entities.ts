@@ -20,7 +20,7 @@ export const Address: EntityDefinition = {
   },
   relations: { Country: { target: 'Country', column: 'country_id' } },
   collections: {},
-  searchFields: ['AddressLine', 'City', 'Postcode'],
+  searchFields: { AddressLine: 'AddressLine', City: 'City', Postcode: 'Postcode' },
 };
 
 export const Company: EntityDefinition = {
@@ -37,5 +37,5 @@ export const Company: EntityDefinition = {
   },
   relations: { Country: { target: 'Country', column: 'country_id' } },
   collections: {},
-  searchFields: ['Name', 'RegistrationNumber'],
+  searchFields: { Name: 'Name', RegistrationNumber: 'RegistrationNumber' },
 };

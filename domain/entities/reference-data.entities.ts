@@ -23,7 +23,7 @@ export const Country: EntityDefinition = {
   },
   relations: {},
   collections: {},
-  searchFields: ['Name'],
+  searchFields: { Name: 'Name' },
 };
 
 export const Market: EntityDefinition = {
@@ -38,7 +38,7 @@ export const Market: EntityDefinition = {
   },
   relations: { Country: { target: 'Country', column: 'country_id' } },
   collections: {},
-  searchFields: ['Name'],
+  searchFields: { Name: 'Name' },
 };
 
 function namedLookup(name: string, route: string, table: string): EntityDefinition {
@@ -54,7 +54,7 @@ function namedLookup(name: string, route: string, table: string): EntityDefiniti
     },
     relations: {},
     collections: {},
-    searchFields: ['Name'],
+    searchFields: { Name: 'Name' },
   };
 }
 

@@ -38,7 +38,15 @@ export const Scheme: EntityDefinition = {
     Tags: { target: 'Tag', foreignKey: 'scheme_id', owned: true, alwaysPopulated: true },
     ExternalLinks: { target: 'ExternalLink', foreignKey: 'scheme_id', owned: true, alwaysPopulated: true },
   },
-  searchFields: ['SchemeName', 'AddressLine', 'City', 'Postcode', 'Company', 'Tag', 'Note'],
+  searchFields: {
+    SchemeName: 'SchemeName',
+    AddressLine: 'Address/AddressLine',
+    City: 'Address/City',
+    Postcode: 'Address/Postcode',
+    Company: 'Companies/Company/Name',
+    Tag: 'Tags/Name',
+    Note: 'Notes/Text',
+  },
 };
 
 export const SchemeCompany: EntityDefinition = {
@@ -58,7 +66,7 @@ export const SchemeCompany: EntityDefinition = {
     Company: { target: 'Company', column: 'company_id', required: true },
   },
   collections: {},
-  searchFields: [],
+  searchFields: {},
 };
 
 export const SchemeMarketBoundary: EntityDefinition = {
@@ -77,7 +85,7 @@ export const SchemeMarketBoundary: EntityDefinition = {
     Market: { target: 'Market', column: 'market_id', required: true },
   },
   collections: {},
-  searchFields: [],
+  searchFields: {},
 };
 
 export const Development: EntityDefinition = {
@@ -100,7 +108,7 @@ export const Development: EntityDefinition = {
     DevelopmentStatus: { target: 'DevelopmentStatus', column: 'development_status_id' },
   },
   collections: {},
-  searchFields: ['Name'],
+  searchFields: { Name: 'Name' },
 };
 
 /** Owned records: no route, no life outside their Scheme. Their Ids use their own type names. */

@@ -24,6 +24,12 @@ export interface DomainEvent {
   occurredAt: string;
   /** Row version after the change (0 for deletes): lets handlers ignore stale deliveries. */
   version: number;
+  /**
+   * Internal keys of the row's single relations (`{ Scheme: 12, Company: 3 }`): after the change,
+   * or as they were before a delete. Lets read models find the parents a change shows up in even
+   * when the row itself is gone.
+   */
+  references: Record<string, number | null>;
 }
 
 export const EVENT_VERBS: readonly EventVerb[] = ['Created', 'Updated', 'Deleted'];

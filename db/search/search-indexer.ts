@@ -1,0 +1,140 @@
+import type { Knex } from 'knex';
+import { ENTITIES, entityByName, type EntityDefinition } from '../../domain/entities';
+import type { DomainEvent } from '../../domain/events/domain-event';
+import { pathTextSql, searchableEntities, type PathStep } from './search-paths';
+
+/**
+ * Keeps the search read model (`search_fields`) current. Documents are always rebuilt from the
+ * rows as they are now, never from event payloads, so handling is idempotent and order-safe: a
+ * late or repeated event can only rebuild the same, current document.
+ */
+
+const SEARCHABLE = searchableEntities(ENTITIES);
+export const TEXT_SEARCH_CONFIG = 'simple';
+
+/** Rebuilds the documents of `keys` of one entity (deleting those of rows that are gone). */
+export async function reindex(knex: Knex, entity: EntityDefinition, keys: number[]): Promise<void> {
+  const searchable = SEARCHABLE.find((s) => s.entity === entity);
+  if (!searchable || keys.length === 0) return;
+  const values = searchable.fields.map(([field, steps]) => `('${field}', ${pathTextSql(steps, 'r')})`).join(', ');
+  await knex.raw(
+    `insert into search_fields (entity_type, entity_key, field, document, updated_at)
+     select ?, r.id, f.field, to_tsvector('${TEXT_SEARCH_CONFIG}', coalesce(f.text, '')), now()
+     from ${entity.table} r cross join lateral (values ${values}) as f(field, text)
+     where r.id = any(?::int[])
+     on conflict (entity_type, entity_key, field)
+     do update set document = excluded.document, updated_at = excluded.updated_at`,
+    [entity.name, keys],
+  );
+  await knex.raw(
+    `delete from search_fields s
+     where s.entity_type = ? and s.entity_key = any(?::int[])
+       and (s.document = ''::tsvector or not exists (select 1 from ${entity.table} r where r.id = s.entity_key))`,
+    [entity.name, keys],
+  );
+}
+
+/** SQL listing root keys whose path reaches, at `depth`, the row with key `?`. */
+function rootsReachingSql(root: EntityDefinition, steps: PathStep[], depth: number): string {
+  const joins: string[] = [];
+  let prev = 'r';
+  for (let i = 0; i < depth; i++) {
+    const step = steps[i]!;
+    const a = `j${i}`;
+    if (step.kind === 'relation') joins.push(`join ${step.target.def.table} ${a} on ${a}.id = ${prev}.${step.column}`);
+    else if (step.kind === 'collection')
+      joins.push(`join ${step.target.def.table} ${a} on ${a}.${step.foreignKey} = ${prev}.id`);
+    prev = a;
+  }
+  return `select distinct r.id from ${root.table} r ${joins.join(' ')} where ${prev}.id = ?`;
+}
+
+/**
+ * Which documents an event changes: the entity's own, plus every searchable entity whose search
+ * path passes through it (renaming a Company re-indexes its Schemes; changing an Address, the
+ * Schemes at it). A removed collection row is traced to its parent through the event's references.
+ */
+export async function affectedDocuments(knex: Knex, event: DomainEvent): Promise<Map<EntityDefinition, number[]>> {
+  const out = new Map<EntityDefinition, Set<number>>();
+  const add = (entity: EntityDefinition, keys: number[]) => {
+    const set = out.get(entity) ?? new Set<number>();
+    keys.forEach((k) => set.add(k));
+    out.set(entity, set);
+  };
+  const changed = entityByName(event.entityType);
+  for (const { entity, fields } of SEARCHABLE) {
+    if (entity === changed) add(entity, [event.dbId]);
+    for (const [, steps] of fields) {
+      for (let i = 0; i < steps.length; i++) {
+        const step = steps[i]!;
+        if (step.kind === 'text' || step.target.def !== changed) continue;
+        if (step.kind === 'collection') {
+          // The parent one level up is named by the child's own reference: works after a delete.
+          const relation = Object.entries(changed.relations).find(([, r]) => r.column === step.foreignKey);
+          const parentKey = relation ? event.references?.[relation[0]] : undefined;
+          if (parentKey == null) continue;
+          if (i === 0) add(entity, [parentKey]);
+          else add(entity, await rootKeys(knex, entity, steps, i, parentKey));
+        } else if (event.name !== `${changed.name}Deleted`) {
+          // A deleted row can no longer be referenced (foreign keys restrict), so only updates matter.
+          add(entity, await rootKeys(knex, entity, steps, i + 1, event.dbId));
+        }
+      }
+    }
+  }
+  return new Map([...out].map(([entity, keys]) => [entity, [...keys]]));
+}
+
+async function rootKeys(
+  knex: Knex,
+  root: EntityDefinition,
+  steps: PathStep[],
+  depth: number,
+  key: number,
+): Promise<number[]> {
+  const result = await knex.raw<{ rows: { id: number }[] }>(rootsReachingSql(root, steps, depth), [key]);
+  return result.rows.map((r) => r.id);
+}
+
+export interface RebuildProgress {
+  entity: string;
+  done: number;
+  total: number;
+}
+
+/**
+ * Rebuilds every search document in key-ordered batches. `resumeFrom` lets a restarted job go on
+ * where it stopped (documents are idempotent, so overlap is harmless).
+ */
+export async function rebuildAllDocuments(
+  knex: Knex,
+  onProgress: (p: RebuildProgress & { lastKey: number; entityIndex: number }) => Promise<void>,
+  resumeFrom: { entityIndex: number; lastKey: number } = { entityIndex: 0, lastKey: 0 },
+  batchSize = 2000,
+): Promise<{ documents: number }> {
+  let documents = 0;
+  for (let e = resumeFrom.entityIndex; e < SEARCHABLE.length; e++) {
+    const { entity } = SEARCHABLE[e]!;
+    const total = Number(((await knex(entity.table).count<{ n: number }[]>('* as n'))[0] as { n: number }).n);
+    let lastKey = e === resumeFrom.entityIndex ? resumeFrom.lastKey : 0;
+    let done = 0;
+    for (;;) {
+      const rows = (await knex(entity.table).where('id', '>', lastKey).orderBy('id').limit(batchSize).select('id')) as {
+        id: number;
+      }[];
+      if (rows.length === 0) break;
+      const keys = rows.map((r) => r.id);
+      await reindex(knex, entity, keys);
+      lastKey = keys[keys.length - 1]!;
+      done += keys.length;
+      documents += keys.length;
+      await onProgress({ entity: entity.name, done, total, lastKey, entityIndex: e });
+    }
+    // Documents of rows deleted while no worker ran.
+    await knex.raw(
+      `delete from search_fields s where s.entity_type = ? and not exists (select 1 from ${entity.table} r where r.id = s.entity_key)`,
+      [entity.name],
+    );
+  }
+  return { documents };
+}

@@ -1,0 +1,69 @@
+import type { EntityDefinition } from '../../domain/entities';
+import { collectionsOf, fieldsOf, relationsOf, rowSource, type RowSource } from '../query/entity-scope';
+
+/**
+ * A search field's property path (`Companies/Company/Name`) walked through the definitions: each
+ * step is a single relation (foreign key on the current row), a collection (foreign key on the
+ * child) or, last, the text column.
+ */
+export type PathStep =
+  | { kind: 'relation'; column: string; target: RowSource }
+  | { kind: 'collection'; foreignKey: string; target: RowSource }
+  | { kind: 'text'; column: string };
+
+export function walkPath(entity: EntityDefinition, path: string): PathStep[] {
+  const steps: PathStep[] = [];
+  let source: RowSource = { kind: 'entity', def: entity };
+  const segments = path.split('/');
+  segments.forEach((name, i) => {
+    const last = i === segments.length - 1;
+    const field = fieldsOf(source)[name];
+    if (field && last) {
+      steps.push({ kind: 'text', column: field.column });
+      return;
+    }
+    const relation = relationsOf(source)[name];
+    if (relation && !last) {
+      source = rowSource(relation.target);
+      steps.push({ kind: 'relation', column: relation.column, target: source });
+      return;
+    }
+    const collection = collectionsOf(source)[name];
+    if (collection && !last) {
+      source = rowSource(collection.target);
+      steps.push({ kind: 'collection', foreignKey: collection.foreignKey, target: source });
+      return;
+    }
+    throw new Error(`search path ${entity.name}.${path}: '${name}' is not a usable property`);
+  });
+  return steps;
+}
+
+/** SQL text of a search path for the row under `alias` (collections joined by spaces). */
+export function pathTextSql(steps: PathStep[], alias: string, depth = 0): string {
+  const [step, ...rest] = steps;
+  if (!step) throw new Error('empty search path');
+  const a = `s${depth}`;
+  switch (step.kind) {
+    case 'text':
+      return `${alias}.${step.column}`;
+    case 'relation':
+      return `(select ${pathTextSql(rest, a, depth + 1)} from ${step.target.def.table} ${a} where ${a}.id = ${alias}.${step.column})`;
+    case 'collection':
+      return `(select string_agg(${pathTextSql(rest, a, depth + 1)}, ' ') from ${step.target.def.table} ${a} where ${a}.${step.foreignKey} = ${alias}.id)`;
+  }
+}
+
+/** Every entity offering search, with its walked paths. */
+export function searchableEntities(
+  all: readonly EntityDefinition[],
+): { entity: EntityDefinition; fields: [string, PathStep[]][] }[] {
+  return all
+    .filter((e) => Object.keys(e.searchFields).length > 0)
+    .map((entity) => ({
+      entity,
+      fields: Object.entries(entity.searchFields).map(
+        ([field, path]) => [field, walkPath(entity, path)] as [string, PathStep[]],
+      ),
+    }));
+}

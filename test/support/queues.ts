@@ -1,0 +1,86 @@
+import { Queue, QueueEvents } from 'bullmq';
+import { randomUUID } from 'node:crypto';
+import type { AppConfig } from '../../domain/config/load-config';
+import { encodeId } from '../../domain/ids/id-codec';
+import { eventName, type DomainEvent, type EventVerb } from '../../domain/events/domain-event';
+import { QUEUE, type QueueName } from '../../domain/queues/queue-contracts';
+import { bullConnection } from '../../db/infra/redis';
+
+/** Real BullMQ queues of a test stack, for publishing jobs the way the relay and the API do. */
+export class TestQueues {
+  private readonly queues = new Map<QueueName, Queue>();
+  private readonly events = new Map<QueueName, QueueEvents>();
+
+  constructor(private readonly config: AppConfig) {}
+
+  queue(name: QueueName): Queue {
+    let q = this.queues.get(name);
+    if (!q) {
+      q = new Queue(name, {
+        connection: bullConnection(this.config.redisUrl, 'worker'),
+        prefix: this.config.queuePrefix,
+      });
+      this.queues.set(name, q);
+    }
+    return q;
+  }
+
+  async queueEvents(name: QueueName): Promise<QueueEvents> {
+    let e = this.events.get(name);
+    if (!e) {
+      e = new QueueEvents(name, {
+        connection: bullConnection(this.config.redisUrl, 'worker'),
+        prefix: this.config.queuePrefix,
+      });
+      await e.waitUntilReady();
+      this.events.set(name, e);
+    }
+    return e;
+  }
+
+  /** Publishes an event to the views and notifications queues (as the outbox relay does) and waits. */
+  async publish(event: DomainEvent, opts: { wait?: boolean } = { wait: true }): Promise<void> {
+    for (const name of [QUEUE.views, QUEUE.notifications] as const) {
+      const job = await this.queue(name).add(event.name, event, { jobId: `${event.eventId}` });
+      if (opts.wait !== false) await job.waitUntilFinished(await this.queueEvents(name), 10_000);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.events.values()].map((e) => e.close()));
+    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+  }
+}
+
+export function makeEvent(
+  entityType: string,
+  verb: EventVerb,
+  dbId: number,
+  extra: Partial<DomainEvent> = {},
+): DomainEvent {
+  return {
+    eventId: randomUUID(),
+    name: eventName(entityType, verb),
+    entityType,
+    entityId: encodeId(entityType, dbId),
+    dbId,
+    changedFields: [],
+    subject: 'tester',
+    commandId: randomUUID(),
+    occurredAt: new Date().toISOString(),
+    version: 1,
+    references: {},
+    ...extra,
+  };
+}
+
+/** Polls until `check` holds or the deadline passes (no fixed sleeps). */
+export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

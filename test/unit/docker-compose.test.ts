@@ -1,0 +1,69 @@
+import test from 'ava';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseDocument } from 'yaml';
+
+// No Docker engine runs here: the file is checked for syntax and kept honest against the code.
+const root = path.resolve(__dirname, '../../..');
+const doc = parseDocument(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true });
+type Service = {
+  command?: string[];
+  healthcheck?: unknown;
+  environment?: Record<string, unknown>;
+  deploy?: { replicas?: unknown };
+  build?: { dockerfile?: string };
+  depends_on?: Record<string, { condition: string }>;
+};
+const compose = doc.toJS({ maxAliasCount: 100 }) as { services: Record<string, Service> };
+
+test('parses without errors', (t) => {
+  t.deepEqual(doc.errors, []);
+});
+
+test('has the stores, the migration, the API and the three worker pools', (t) => {
+  t.deepEqual(Object.keys(compose.services).sort(), [
+    'api',
+    'migrate',
+    'postgres',
+    'redis',
+    'worker-commands',
+    'worker-notifications',
+    'worker-views',
+  ]);
+  for (const name of ['postgres', 'redis', 'api']) t.truthy(compose.services[name]!.healthcheck, `${name} healthcheck`);
+  for (const name of ['worker-commands', 'worker-views', 'worker-notifications']) {
+    t.regex(String(compose.services[name]!.deploy?.replicas), /^\$\{[A-Z_]+:-\d+\}$/, `${name} replicas settable`);
+  }
+});
+
+test('every command runs a file the build produces, and the Dockerfile exists', (t) => {
+  for (const [name, service] of Object.entries(compose.services)) {
+    if (!service.command || service.command[0] !== 'node') continue;
+    const script = service.command[1]!.replace(/^dist\//, '').replace(/\.js$/, '.ts');
+    t.true(existsSync(path.join(root, script)), `${name}: ${script}`);
+    t.true(existsSync(path.join(root, service.build?.dockerfile ?? 'missing')), `${name} dockerfile`);
+  }
+});
+
+test('app services get the configuration variables the code reads, and wait for a migrated store', (t) => {
+  const api = compose.services.api!;
+  for (const name of [
+    'DATABASE_URL',
+    'REDIS_URL',
+    'AUTH_MOCK',
+    'AUTH_AUDIENCE',
+    'COMMAND_TIMEOUT_MS',
+    'MAX_TOP',
+    'PORT',
+  ]) {
+    t.true(name in (api.environment ?? {}), name);
+  }
+  const source = readFileSync(path.join(root, 'domain/config/load-config.ts'), 'utf8');
+  for (const name of Object.keys(api.environment ?? {})) {
+    if (name === 'NODE_ENV') continue;
+    t.true(source.includes(`'${name}'`) || source.includes(`.${name}`), `${name} is read by load-config.ts`);
+  }
+  t.is(api.depends_on?.migrate?.condition, 'service_completed_successfully');
+  const redis = compose.services.redis as { command?: string[] };
+  t.true(redis.command?.includes('noeviction'));
+});

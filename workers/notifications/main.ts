@@ -1,0 +1,4 @@
+import { runWorkerProcess } from '../shared/worker-process';
+import { startNotificationsWorker } from './notifications-worker';
+
+runWorkerProcess('notifications', startNotificationsWorker);

@@ -1,0 +1,43 @@
+import type { Knex } from 'knex';
+import { createKnex } from '../../db/knex';
+import { createLogger, type Logger } from '../../db/infra/logger';
+import type { AppConfig } from '../../domain/config/load-config';
+import { loadConfig } from '../../domain/config/load-config';
+import { closeOnSignals } from './run-worker';
+
+/** What a worker kind needs to run: config, its own database pool and logger. */
+export interface WorkerContext {
+  config: AppConfig;
+  knex: Knex;
+  logger: Logger;
+}
+
+export interface RunningWorker {
+  close(): Promise<void>;
+}
+
+export function workerContext(config: AppConfig, component: string): WorkerContext {
+  return {
+    config,
+    knex: createKnex(config.databaseUrl, config.dbPoolMax),
+    logger: createLogger(component, config.logLevel),
+  };
+}
+
+/**
+ * Entry point of one worker process (`npm run worker:*`): configuration only from the environment,
+ * closed cleanly on SIGTERM/SIGINT.
+ */
+export function runWorkerProcess(name: string, start: (config: AppConfig) => Promise<RunningWorker>): void {
+  const boot = async () => {
+    const config = loadConfig();
+    const running = await start(config);
+    const logger = createLogger(name, config.logLevel);
+    logger.info({ concurrency: config.workerConcurrency }, `${name} worker started`);
+    closeOnSignals(logger, () => running.close());
+  };
+  boot().catch((err: unknown) => {
+    console.error(`[${name}] failed to start: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });
+}

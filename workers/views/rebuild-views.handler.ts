@@ -1,0 +1,26 @@
+import type { Job } from 'bullmq';
+import type { Knex } from 'knex';
+import { rebuildAllDocuments } from '../../db/search/search-indexer';
+
+interface RebuildState {
+  resume?: { entityIndex: number; lastKey: number };
+}
+
+/**
+ * Full rebuild of the read models in key-ordered batches (`POST /Jobs/RebuildViews`). Progress is
+ * saved in the job after each batch, so a worker killed mid-rebuild resumes where it stopped when
+ * the stalled job runs again; rebuilt documents are idempotent, so the overlap is harmless.
+ */
+export function rebuildViewsHandler(knex: Knex) {
+  return async (job: Job<RebuildState>): Promise<{ documents: number }> => {
+    const resume = job.data?.resume;
+    return rebuildAllDocuments(
+      knex,
+      async ({ entity, done, total, lastKey, entityIndex }) => {
+        await job.updateData({ ...job.data, resume: { entityIndex, lastKey } });
+        await job.updateProgress({ entity, done, total });
+      },
+      resume,
+    );
+  };
+}
