@@ -1,0 +1,50 @@
+import { createKnex } from '../knex';
+import { migrateAndSeed } from '../migrate';
+import { generateData } from '../seeds/generated-data.seed';
+import { rebuildAllDocuments } from '../search/search-indexer';
+
+/** `npm run seed -- --schemes N [--seed S]`: generated data, then its search documents. */
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return fallback;
+  const n = Number(process.argv[i + 1]);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} needs a non-negative integer`);
+  return n;
+}
+
+async function main(): Promise<void> {
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error('DATABASE_URL is not set (npm start prints it; or run `bash scripts/seed.sh`)');
+  const schemes = arg('schemes', 1000);
+  const seed = arg('seed', 42);
+  const knex = createKnex(url, 4);
+  try {
+    await migrateAndSeed(knex);
+    const started = Date.now();
+    const counts = await generateData(knex, {
+      schemes,
+      seed,
+      onProgress: (table, rows) =>
+        console.error(`[seed] ${table}: ${rows} rows (${((Date.now() - started) / 1000).toFixed(1)} s)`),
+    });
+    const loaded = Date.now();
+    let last = 0;
+    const { documents } = await rebuildAllDocuments(knex, async ({ entity, done, total }) => {
+      if (Date.now() - last > 2000) {
+        last = Date.now();
+        console.error(`[seed] search documents: ${entity} ${done}/${total}`);
+      }
+    });
+    const total = Object.values(counts).reduce((a, b) => a + b, 0);
+    console.error(
+      `[seed] ${total} rows in ${((loaded - started) / 1000).toFixed(1)} s, ${documents} search documents in ${((Date.now() - loaded) / 1000).toFixed(1)} s`,
+    );
+  } finally {
+    await knex.destroy();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(`[seed] failed: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});
