@@ -59,6 +59,26 @@ function whereSql(where: string[]): string {
 }
 
 /**
+ * `from … where … order by …` of the root rows a read selects (table alias `r`), before any page
+ * cut. List pages and exports share it, so both select and order the same rows.
+ */
+export function rootRowsSql(
+  entity: EntityDefinition,
+  options: ReadOptions,
+  extra?: ExtraCondition,
+): { sql: string; ctx: SqlContext } {
+  const { ctx, scope, where } = compileWhere(entity, options, extra);
+  const orderParts: string[] = [];
+  if (!options.orderby.length && extra?.defaultOrder) {
+    orderParts.push(extra.defaultOrder.sql);
+    ctx.params.push(...extra.defaultOrder.params);
+  }
+  orderParts.push(orderSql(options.orderby, scope, '$orderby'));
+  const sql = `from ${entity.table} r ${scope.joinSql.join(' ')} ${whereSql(where)} order by ${orderParts.join(', ')}`;
+  return { sql, ctx };
+}
+
+/**
  * Root rows are paged first (filter, order, limit, offset over the base table and the joins its
  * paths need), then the JSON is built for that page only, so skipped rows cost no expansion.
  */
@@ -67,17 +87,10 @@ export function listSql(
   options: ReadOptions,
   extra?: ExtraCondition,
 ): { sql: string; params: unknown[] } {
-  const { ctx, scope, where } = compileWhere(entity, options, extra);
-  const orderParts: string[] = [];
-  if (!options.orderby.length && extra?.defaultOrder) {
-    orderParts.push(extra.defaultOrder.sql);
-    ctx.params.push(...extra.defaultOrder.params);
-  }
-  orderParts.push(orderSql(options.orderby, scope, '$orderby'));
-  const order = orderParts.join(', ');
+  const { sql: rows, ctx } = rootRowsSql(entity, options, extra);
   const limit = ctx.param(options.top);
   const offset = ctx.param(options.skip);
-  const page = `select r.id from ${entity.table} r ${scope.joinSql.join(' ')} ${whereSql(where)} order by ${order} limit ${limit} offset ${offset}`;
+  const page = `select r.id ${rows} limit ${limit} offset ${offset}`;
   // The document precedes the page in the statement's text, so its parameters come first.
   const docCtx = new SqlContext('e');
   const doc = documentSql(entitySource(entity), 'd', 'list', options.expand, docCtx);
@@ -106,10 +119,36 @@ export async function countEntities(
   options: ReadOptions,
   extra?: ExtraCondition,
 ): Promise<number> {
-  const { ctx, scope, where } = compileWhere(entity, options, extra);
-  const sql = `select count(*)::int as n from ${entity.table} r ${scope.joinSql.join(' ')} ${whereSql(where)}`;
-  const result = await knex.raw<{ rows: { n: number }[] }>(sql, ctx.params as Knex.RawBinding[]);
+  const { sql, params } = countSql(entity, options, extra);
+  const result = await knex.raw<{ rows: { n: number }[] }>(sql, params as Knex.RawBinding[]);
   return result.rows[0]?.n ?? 0;
+}
+
+/** The count of rows a read selects (same filter and search, no ordering or page). */
+export function countSql(
+  entity: EntityDefinition,
+  options: ReadOptions,
+  extra?: ExtraCondition,
+): { sql: string; params: unknown[] } {
+  const { ctx, scope, where } = compileWhere(entity, options, extra);
+  return {
+    sql: `select count(*)::int as n from ${entity.table} r ${scope.joinSql.join(' ')} ${whereSql(where)}`,
+    params: ctx.params,
+  };
+}
+
+/** SQL of a keyed read (the entity as JSON text plus its version). */
+export function keyedSql(
+  entity: EntityDefinition,
+  id: number,
+  expand: readonly ExpandItem[] = [],
+): { sql: string; params: unknown[] } {
+  const ctx = new SqlContext();
+  const doc = documentSql(entitySource(entity), 'd', 'keyed', expand, ctx);
+  return {
+    sql: `select ${doc}::text as json, d.version from ${entity.table} d where d.id = ${ctx.param(id)}`,
+    params: ctx.params,
+  };
 }
 
 /** One entity as a keyed GET shows it (full form, Geometry included), or null. */
@@ -119,9 +158,7 @@ export async function readEntity(
   id: number,
   expand: readonly ExpandItem[] = [],
 ): Promise<KeyedRow | null> {
-  const ctx = new SqlContext();
-  const doc = documentSql(entitySource(entity), 'd', 'keyed', expand, ctx);
-  const sql = `select ${doc}::text as json, d.version from ${entity.table} d where d.id = ${ctx.param(id)}`;
-  const result = await knex.raw<{ rows: KeyedRow[] }>(sql, ctx.params as Knex.RawBinding[]);
+  const { sql, params } = keyedSql(entity, id, expand);
+  const result = await knex.raw<{ rows: KeyedRow[] }>(sql, params as Knex.RawBinding[]);
   return result.rows[0] ?? null;
 }

@@ -11,7 +11,15 @@ import { SqlContext, queryError } from './sql-context';
  * literal are plain characters.
  */
 
-type ValueType = 'string' | 'number' | 'date' | 'datetime' | 'boolean';
+/** `integer` and `number` compare with each other; literals are bound as the column's own type. */
+type ValueType = 'string' | 'integer' | 'number' | 'date' | 'datetime' | 'boolean';
+
+const NUMERIC: ReadonlySet<ValueType> = new Set(['integer', 'number']);
+const TEMPORAL: ReadonlySet<ValueType> = new Set(['date', 'datetime']);
+
+function compatible(a: ValueType, b: ValueType): boolean {
+  return a === b || (NUMERIC.has(a) && NUMERIC.has(b)) || (TEMPORAL.has(a) && TEMPORAL.has(b));
+}
 
 /** A compiled operand: SQL plus what it holds, or a literal still waiting for its type. */
 type Operand =
@@ -24,6 +32,7 @@ const OPS: Record<string, string> = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: 
 function valueTypeOf(kind: ScalarKind): ValueType {
   switch (kind) {
     case 'integer':
+      return 'integer';
     case 'number':
       return 'number';
     case 'date':
@@ -205,14 +214,14 @@ export class FilterCompiler {
       case 'trim':
         return { kind: 'sql', sql: `btrim(${str(0)})`, type: 'string' };
       case 'length':
-        return { kind: 'sql', sql: `char_length(${str(0)})`, type: 'number' };
+        return { kind: 'sql', sql: `char_length(${str(0)})`, type: 'integer' };
       default: {
         const operand = this.operand(args[0]!, scope);
         if (operand.kind !== 'sql' || (operand.type !== 'date' && operand.type !== 'datetime')) {
           throw queryError(this.option, `${name}() needs a date or date-time property`, args[0]!.span.start);
         }
         const sql = operand.type === 'datetime' ? `(${operand.sql} at time zone 'UTC')` : operand.sql;
-        return { kind: 'sql', sql: `extract(${name} from ${sql})::int`, type: 'number' };
+        return { kind: 'sql', sql: `extract(${name} from ${sql})::int`, type: 'integer' };
       }
     }
   }
@@ -246,11 +255,7 @@ export class FilterCompiler {
     if (operand.kind === 'id') throw queryError(this.option, `an Id can only be compared with eq, ne or in`, position);
     if (operand.kind === 'sql') {
       if (stringOnly && operand.type !== 'string') throw queryError(this.option, 'expected a text value', position);
-      if (
-        operand.type !== type &&
-        !(operand.type === 'date' && type === 'datetime') &&
-        !(operand.type === 'datetime' && type === 'date')
-      ) {
+      if (!compatible(operand.type, type)) {
         throw queryError(this.option, `cannot compare a ${type} with a ${operand.type}`, position);
       }
       return operand.sql;
@@ -263,10 +268,13 @@ export class FilterCompiler {
         if (lit.type !== 'string')
           throw queryError(this.option, `expected a quoted string, found ${lit.raw}`, position);
         return this.ctxParam(lit.value, 'text');
+      case 'integer':
       case 'number':
         if (lit.type !== 'number' || !Number.isFinite(lit.value))
           throw queryError(this.option, `expected a number, found ${lit.raw}`, position);
-        return this.ctxParam(lit.value, 'float8');
+        // Bound as the column's type so its index applies (int4 = int8 is index-compatible).
+        if (type === 'number') return this.ctxParam(lit.value, 'float8');
+        return this.ctxParam(lit.value, Number.isInteger(lit.value) ? 'int8' : 'numeric');
       case 'date':
         if (lit.type !== 'date')
           throw queryError(this.option, `expected a date (YYYY-MM-DD), found ${lit.raw}`, position);

@@ -113,7 +113,13 @@ export function documentSql(
     const order = orderSql(options.orderby ?? [], scope, '$expand', keepsWrittenOrder(target) ? [`${a}.position`] : []);
     const limit = options.top !== undefined ? ` limit ${ctx.param(options.top)}` : '';
     const offset = options.skip ? ` offset ${ctx.param(options.skip)}` : '';
-    const inner = `select ${doc} as doc, row_number() over (order by ${order}) as ord from ${target.def.table} ${a} ${scope.joinSql.join(' ')} where ${where.join(' and ')} order by ${order}${limit}${offset}`;
+    const from = `from ${target.def.table} ${a} ${scope.joinSql.join(' ')} where ${where.join(' and ')}`;
+    if (!limit && !offset) {
+      // The common case: aggregate in order directly, no window or subquery.
+      members.push(`'${name}', (select coalesce(json_agg(${doc} order by ${order}), '[]'::json) ${from})`);
+      continue;
+    }
+    const inner = `select ${doc} as doc, row_number() over (order by ${order}) as ord ${from} order by ${order}${limit}${offset}`;
     members.push(`'${name}', (select coalesce(json_agg(c.doc order by c.ord), '[]'::json) from (${inner}) c)`);
   }
   return `json_build_object(${members.join(', ')})`;

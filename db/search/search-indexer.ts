@@ -12,16 +12,30 @@ import { pathTextSql, searchableEntities, type PathStep } from './search-paths';
 const SEARCHABLE = searchableEntities(ENTITIES);
 export const TEXT_SEARCH_CONFIG = 'simple';
 
+/** The document of every searchable field together, for unrestricted searches (one GIN probe). */
+export const ALL_FIELDS = '*';
+
+/** Name-like first field ranks highest, own fields next, text reached through relations last. */
+function weightOf(index: number, path: string): 'A' | 'B' | 'C' {
+  if (index === 0) return 'A';
+  return path.includes('/') ? 'C' : 'B';
+}
+
 /** Rebuilds the documents of `keys` of one entity (deleting those of rows that are gone). */
 export async function reindex(knex: Knex, entity: EntityDefinition, keys: number[]): Promise<void> {
   const searchable = SEARCHABLE.find((s) => s.entity === entity);
   if (!searchable || keys.length === 0) return;
-  const values = searchable.fields.map(([field, steps]) => `('${field}', ${pathTextSql(steps, 'r')})`).join(', ');
+  const vector = (i: number) => `to_tsvector('${TEXT_SEARCH_CONFIG}', coalesce(x.f${i}, ''))`;
+  const texts = searchable.fields.map(([, steps], i) => `${pathTextSql(steps, 'r')} as f${i}`).join(', ');
+  const perField = searchable.fields.map(([field], i) => `('${field}', ${vector(i)})`);
+  const all = searchable.fields
+    .map(([field], i) => `setweight(${vector(i)}, '${weightOf(i, entity.searchFields[field]!)}')`)
+    .join(' || ');
   await knex.raw(
     `insert into search_fields (entity_type, entity_key, field, document, updated_at)
-     select ?, r.id, f.field, to_tsvector('${TEXT_SEARCH_CONFIG}', coalesce(f.text, '')), now()
-     from ${entity.table} r cross join lateral (values ${values}) as f(field, text)
-     where r.id = any(?::int[])
+     select ?, x.id, f.field, f.document, now()
+     from (select r.id, ${texts} from ${entity.table} r where r.id = any(?::int[])) x
+     cross join lateral (values ${[...perField, `('${ALL_FIELDS}', ${all})`].join(', ')}) as f(field, document)
      on conflict (entity_type, entity_key, field)
      do update set document = excluded.document, updated_at = excluded.updated_at`,
     [entity.name, keys],

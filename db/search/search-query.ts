@@ -2,7 +2,7 @@ import type { EntityDefinition } from '../../domain/entities';
 import type { SearchNode } from '../../domain/odata';
 import { badRequest } from '../../domain/errors/domain-error';
 import type { ExtraCondition } from '../query/entity-reader';
-import { TEXT_SEARCH_CONFIG } from './search-indexer';
+import { ALL_FIELDS, TEXT_SEARCH_CONFIG } from './search-indexer';
 
 /**
  * `$search` (DESIGN §5) compiled against the search read model: each term is a key set served by
@@ -36,10 +36,12 @@ export function searchCondition(entity: EntityDefinition, search: SearchNode, se
     }
     return field;
   };
-  const defaultFields = searchFields?.length ? searchFields.map(known) : allFields;
+  const chosen = searchFields?.length ? searchFields.map(known) : undefined;
+  if (!chosen && !hasFieldTerm(search)) return wholeDocumentSearch(entity, search);
+
+  const defaultFields = chosen ?? allFields;
   const params: unknown[] = [];
   const positives: Term[] = [];
-
   const compile = (node: SearchNode, negated: boolean): string => {
     switch (node.kind) {
       case 'and':
@@ -70,6 +72,49 @@ export function searchCondition(entity: EntityDefinition, search: SearchNode, se
     sql,
     params,
     defaultOrder: ranks.length ? { sql: `(${ranks.join(' + ')}) desc`, params: orderParams } : undefined,
+  };
+}
+
+function hasFieldTerm(node: SearchNode): boolean {
+  switch (node.kind) {
+    case 'term':
+      return node.field !== null;
+    case 'not':
+      return hasFieldTerm(node.operand);
+    default:
+      return node.items.some(hasFieldTerm);
+  }
+}
+
+/**
+ * The common case — no field named anywhere — as one tsquery over the all-fields document: one GIN
+ * probe whatever the number of terms, ranked with field weights (names first).
+ */
+function wholeDocumentSearch(entity: EntityDefinition, search: SearchNode): ExtraCondition {
+  const build = (node: SearchNode, params: unknown[]): string => {
+    switch (node.kind) {
+      case 'term':
+        return tsQuery(node, params);
+      case 'not':
+        return `(!! ${build(node.operand, params)})`;
+      case 'and':
+        return `(${node.items.map((n) => build(n, params)).join(' && ')})`;
+      case 'or':
+        return `(${node.items.map((n) => build(n, params)).join(' || ')})`;
+    }
+  };
+  const params: unknown[] = [entity.name];
+  const sql = `r.id in (select s.entity_key from search_fields s where s.entity_type = ? and s.field = '${ALL_FIELDS}' and s.document @@ ${build(search, params)})`;
+  const orderParams: unknown[] = [];
+  const q = build(search, orderParams);
+  orderParams.push(entity.name);
+  return {
+    sql,
+    params,
+    defaultOrder: {
+      sql: `coalesce((select ts_rank(s.document, ${q}) from search_fields s where s.entity_key = r.id and s.entity_type = ? and s.field = '${ALL_FIELDS}'), 0) desc`,
+      params: orderParams,
+    },
   };
 }
 

@@ -76,7 +76,8 @@ start_postgres() {
   PG_DATA_DIR=$dir
   local psql="$PG_BIN/psql"; [ -x "$psql" ] || psql=psql
   if ! "$psql" -h 127.0.0.1 -p "$port" -U postgres -Atqc "select 1 from pg_database where datname='$database'" postgres | grep -q 1; then
-    "$psql" -h 127.0.0.1 -p "$port" -U postgres -qc "create database \"$database\"" postgres >/dev/null \
+    # C collation: text sorts by code point and LIKE 'prefix%' is served by ordinary btree indexes.
+    "$psql" -h 127.0.0.1 -p "$port" -U postgres -qc "create database \"$database\" template template0 encoding 'UTF8' lc_collate 'C' lc_ctype 'C.UTF-8'" postgres >/dev/null \
       || die "could not create database $database"
   fi
   export DATABASE_URL="postgres://postgres@127.0.0.1:$port/$database"

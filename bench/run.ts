@@ -1,0 +1,273 @@
+import autocannon, { type Result } from 'autocannon';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { READ_SCENARIOS } from './scenarios';
+
+/**
+ * `npm run bench`: drives the running service and the floor with autocannon at concurrency 1 and
+ * 32 for each scenario of DESIGN §9, and prints req/s, p50, p99, errors and the ratio to the floor,
+ * plus the API's peak RSS and the export's rows/s. Results go to bench/results/<time>.json.
+ */
+
+const root = path.resolve(__dirname, '../..');
+const DURATION = Number(process.env.BENCH_DURATION ?? 8);
+const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? '1,32').split(',').map(Number);
+const API_PORT = 3901;
+const FLOOR_PORT = 3902;
+const databaseUrl = process.env.DATABASE_URL!;
+const redisUrl = process.env.REDIS_URL!;
+
+interface Row {
+  scenario: string;
+  concurrency: number;
+  target: 'service' | 'floor';
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  requests: number;
+}
+
+const children: ChildProcess[] = [];
+function start(script: string, env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, [path.join(root, 'dist', script)], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  return child;
+}
+
+async function waitFor(url: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`${url} did not come up`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Peak resident memory of a process, sampled from /proc. */
+function rssSampler(pid: number): { peakMiB: () => number; stop: () => void } {
+  let peak = 0;
+  const timer = setInterval(() => {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      peak = Math.max(peak, kb / 1024);
+    } catch {
+      // process gone
+    }
+  }, 100);
+  return { peakMiB: () => peak, stop: () => clearInterval(timer) };
+}
+
+async function cannon(opts: autocannon.Options): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    autocannon({ duration: DURATION, ...opts }, (err, result) => (err ? reject(err) : resolve(result)));
+  });
+}
+
+function rowOf(scenario: string, concurrency: number, target: Row['target'], r: Result): Row {
+  return {
+    scenario,
+    concurrency,
+    target,
+    rps: Math.round(r.requests.average),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.timeouts + r.non2xx,
+    requests: r.requests.total,
+  };
+}
+
+/** Rotates over many keys so the keyed scenario is not one cached row. */
+function rotating(keys: number[], toPath: (key: number) => string): autocannon.Request[] {
+  let i = 0;
+  return [
+    {
+      setupRequest: (req: autocannon.Request) => {
+        i = (i + 1) % keys.length;
+        return { ...req, path: toPath(keys[i]!) };
+      },
+    } as autocannon.Request,
+  ];
+}
+
+async function main(): Promise<void> {
+  const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  const { rows: keyRows } = await db.query<{ id: number; encoded_id: string }>(
+    'select id, encoded_id from schemes order by random() limit 5000',
+  );
+  const keys = keyRows.map((r) => r.id);
+  const encoded = new Map(keyRows.map((r) => [r.id, r.encoded_id]));
+  const { rows: countRows } = await db.query<{ n: number }>('select count(*)::int as n from schemes');
+  const schemeCount = countRows[0]!.n;
+  if (keys.length === 0) throw new Error('no schemes: seed first (npm run bench -- --schemes 100000)');
+
+  const env = {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    AUTH_MOCK: 'true',
+    LOG_LEVEL: 'warn',
+    QUEUE_PREFIX: 'bench',
+    NODE_ENV: 'development',
+  };
+  const api = start('api/main.js', { ...env, PORT: String(API_PORT) });
+  start('workers/commands/main.js', env);
+  start('workers/views/main.js', env);
+  start('workers/notifications/main.js', env);
+  start('bench/floor-server.js', { DATABASE_URL: databaseUrl, PORT: String(FLOOR_PORT) });
+  await waitFor(`http://127.0.0.1:${API_PORT}/health/ready`);
+  await waitFor(`http://127.0.0.1:${FLOOR_PORT}/floor/keyed/${keys[0]}`);
+  const rss = rssSampler(api.pid!);
+
+  const rows: Row[] = [];
+  const service = `http://127.0.0.1:${API_PORT}`;
+  const floor = `http://127.0.0.1:${FLOOR_PORT}`;
+  const log = (r: Row) =>
+    console.error(
+      `  ${r.target.padEnd(7)} c=${String(r.concurrency).padEnd(2)} ${r.scenario}: ${r.rps} req/s p50 ${r.p50} ms p99 ${r.p99} ms errors ${r.errors}`,
+    );
+
+  for (const [i, scenario] of READ_SCENARIOS.entries()) {
+    for (const c of CONCURRENCIES) {
+      const keyed = scenario.path.includes('{key}');
+      const svc = await cannon({
+        url: keyed ? service : `${service}${scenario.path}`,
+        connections: c,
+        ...(keyed ? { requests: rotating(keys, (k) => `/Schemes/${encoded.get(k)}`) } : {}),
+      });
+      rows.push(rowOf(scenario.name, c, 'service', svc));
+      log(rows[rows.length - 1]!);
+      const fl = await cannon({
+        url: keyed ? floor : `${floor}/floor/list/${i}`,
+        connections: c,
+        ...(keyed ? { requests: rotating(keys, (k) => `/floor/keyed/${k}`) } : {}),
+      });
+      rows.push(rowOf(scenario.name, c, 'floor', fl));
+      log(rows[rows.length - 1]!);
+    }
+  }
+
+  // Writes: POST minimal and PATCH, through the queue vs one direct transaction.
+  for (const c of CONCURRENCIES) {
+    const post = {
+      method: 'POST' as const,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ SchemeName: 'Bench [<id>]' }),
+      idReplacement: true,
+    };
+    rows.push(
+      rowOf('POST (minimal)', c, 'service', await cannon({ url: `${service}/Schemes`, connections: c, ...post })),
+    );
+    log(rows[rows.length - 1]!);
+    rows.push(
+      rowOf('POST (minimal)', c, 'floor', await cannon({ url: `${floor}/floor/schemes`, connections: c, ...post })),
+    );
+    log(rows[rows.length - 1]!);
+    const patch = {
+      method: 'PATCH' as const,
+      headers: { 'content-type': 'application/json-patch+json' },
+      body: JSON.stringify([{ op: 'replace', path: '/TotalUnits', value: 7 }]),
+    };
+    rows.push(
+      rowOf(
+        'PATCH',
+        c,
+        'service',
+        await cannon({
+          url: service,
+          connections: c,
+          ...patch,
+          requests: rotating(keys, (k) => `/Schemes/${encoded.get(k)}`),
+        }),
+      ),
+    );
+    log(rows[rows.length - 1]!);
+    rows.push(
+      rowOf(
+        'PATCH',
+        c,
+        'floor',
+        await cannon({ url: floor, connections: c, ...patch, requests: rotating(keys, (k) => `/floor/schemes/${k}`) }),
+      ),
+    );
+    log(rows[rows.length - 1]!);
+  }
+
+  // Export of every scheme: rows/s and the API's peak RSS while streaming.
+  const exportStart = Date.now();
+  const res = await fetch(`${service}/Export/Schemes`, { headers: { accept: 'application/x-ndjson' } });
+  let exported = 0;
+  if (res.ok && res.body) {
+    const reader = res.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      for (const byte of value) if (byte === 10) exported++;
+    }
+  }
+  const exportSeconds = (Date.now() - exportStart) / 1000;
+  const peakRss = rss.peakMiB();
+  rss.stop();
+
+  const byKey = new Map(rows.map((r) => [`${r.scenario}|${r.concurrency}|${r.target}`, r]));
+  const table = rows
+    .filter((r) => r.target === 'service')
+    .map((r) => {
+      const f = byKey.get(`${r.scenario}|${r.concurrency}|floor`);
+      return { ...r, floorRps: f?.rps ?? 0, ratio: f && f.rps ? Number((r.rps / f.rps).toFixed(2)) : null };
+    });
+  console.log(
+    `\nEntity Management API benchmark — ${new Date().toISOString()} — ${os.cpus().length} cores, ${schemeCount} schemes, ${DURATION} s per run\n`,
+  );
+  console.log('| scenario | c | req/s | p50 ms | p99 ms | errors | floor req/s | ratio |');
+  console.log('| --- | --: | --: | --: | --: | --: | --: | --: |');
+  for (const r of table)
+    console.log(
+      `| ${r.scenario} | ${r.concurrency} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.floorRps} | ${r.ratio ?? '–'} |`,
+    );
+  console.log(
+    `\nexport: ${exported} rows in ${exportSeconds.toFixed(1)} s = ${Math.round(exported / exportSeconds)} rows/s (HTTP ${res.status})`,
+  );
+  console.log(`API peak RSS over the whole run: ${peakRss.toFixed(0)} MiB`);
+
+  mkdirSync(path.join(root, 'bench/results'), { recursive: true });
+  const file = path.join(root, 'bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(
+    file,
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        cores: os.cpus().length,
+        schemes: schemeCount,
+        durationSeconds: DURATION,
+        rows: table,
+        export: { rows: exported, seconds: exportSeconds },
+        apiPeakRssMiB: peakRss,
+      },
+      null,
+      2,
+    ),
+  );
+  console.log(`results: ${path.relative(root, file)}`);
+  await db.end();
+}
+
+main()
+  .catch((err: unknown) => {
+    console.error(`[bench] failed: ${err instanceof Error ? err.stack : String(err)}`);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    for (const child of children) child.kill('SIGTERM');
+  });

@@ -1,0 +1,64 @@
+import { Scheme } from '../domain/entities';
+import { parseReadOptions } from '../domain/queries/read-options';
+import { countSql, keyedSql, listSql } from '../db/query/entity-reader';
+import { searchExtra } from '../db/search/search-query';
+
+/**
+ * The benchmark scenarios of DESIGN §9. Each read names the service path and the statements the
+ * floor runs for it: exactly what the service's compiler produces, so the ratio measures what the
+ * service adds (parsing, validation, auth, framework), not a different query.
+ */
+
+export interface ReadScenario {
+  name: string;
+  /** Path on the service; `{key}` is replaced by a rotating scheme key. */
+  path: string;
+  /** Query options as the service receives them (list scenarios). */
+  query?: Record<string, string>;
+}
+
+export const READ_SCENARIOS: ReadScenario[] = [
+  { name: 'keyed GET', path: '/Schemes/{key}' },
+  {
+    name: 'list $top=60 + nested $expand',
+    path: '/Schemes?$top=60&$expand=Address($expand=Country),Companies',
+    query: { $top: '60', $expand: 'Address($expand=Country),Companies' },
+  },
+  {
+    name: 'filtered + ordered + $count',
+    path: `/Schemes?$filter=${encodeURIComponent("TotalUnits ge 100 and startswith(SchemeName,'Alpha')")}&$orderby=${encodeURIComponent('SchemeName desc')}&$count=true&$top=20`,
+    query: {
+      $filter: "TotalUnits ge 100 and startswith(SchemeName,'Alpha')",
+      $orderby: 'SchemeName desc',
+      $count: 'true',
+      $top: '20',
+    },
+  },
+  {
+    name: '$search',
+    path: `/Schemes?$search=${encodeURIComponent('tower london')}&$top=20`,
+    query: { $search: 'tower london', $top: '20' },
+  },
+  {
+    name: 'deep $skip=50000',
+    path: '/Schemes?$skip=50000&$top=60&$expand=Address',
+    query: { $skip: '50000', $top: '60', $expand: 'Address' },
+  },
+];
+
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+/** The statements the service runs for a list scenario: the page, and its count when asked. */
+export function listStatements(query: Record<string, string>): { page: Statement; count?: Statement } {
+  const options = parseReadOptions(query, 1000);
+  const extra = searchExtra(Scheme, options);
+  return { page: listSql(Scheme, options, extra), count: options.count ? countSql(Scheme, options, extra) : undefined };
+}
+
+/** The statement of a keyed read of one scheme. */
+export function keyedStatement(id: number): Statement {
+  return keyedSql(Scheme, id);
+}
