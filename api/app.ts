@@ -8,12 +8,27 @@ import { errorHandler, notFoundHandler } from './http/error-handler';
 import { requestIdFor } from './http/request-id';
 import { healthRoutes } from './health/health.routes';
 import { entityReadRoutes } from './entities/entity-read.routes';
+import { authenticate } from './auth/authenticate';
+import { requireAdmin, requireDefaultPolicy } from './auth/require-role';
+import { cachedRoleGrants } from './auth/role-grants';
+import { rolesRoutes } from './roles/roles.routes';
+import { jobsRoutes } from './jobs/jobs.routes';
+import { BULL_BOARD_PATH, bullBoardRouter } from './jobs/bull-board';
+import type { QueueRegistry } from './jobs/queue-registry';
+import { exportConcurrencyFor, exportRoutes } from './export/export.routes';
+import { entityWriteRoutes } from './entities/entity-write.routes';
+import { commandRoutes } from './commands/command.routes';
+import type { CommandBus } from './commands/command-bus';
 
 export interface AppDeps {
   config: AppConfig;
   knex: Knex;
   redis: Redis;
   logger: Logger;
+  /** BullMQ queues for /Jobs and Bull Board (api/jobs/queue-registry.ts). */
+  queues: QueueRegistry;
+  /** The producer of the `commands` queue, ready before the app serves (api/commands/command-bus.ts). */
+  commandBus: CommandBus;
 }
 
 /** Builds the HTTP application; no listening, no process handling (that is main.ts). */
@@ -32,12 +47,36 @@ export function createApp(deps: AppDeps): Express {
       autoLogging: { ignore: (req) => req.url?.startsWith('/health/') ?? false },
     }),
   );
-  app.use(healthRoutes(deps.knex, deps.redis));
+  app.use(healthRoutes(deps.knex, deps.redis)); // the only routes open without a token
+
+  const grants = cachedRoleGrants(deps.knex);
+  app.use(authenticate(deps.config.auth, grants));
+  // Bodies are parsed only for authenticated callers.
   app.use(
     express.json({
       limit: '1mb',
       strict: false, // a non-array PATCH body must reach the route to get its own 400 (spec 4.3)
       type: ['application/json', 'application/json-patch+json', 'application/*+json'],
+    }),
+  );
+  // Routes with policies of their own (spec §5.3), then the default policy for everything else.
+  app.use(rolesRoutes({ knex: deps.knex, grants }));
+  app.use('/Jobs', requireAdmin, jobsRoutes({ queues: deps.queues, maxTop: deps.config.maxTop }));
+  app.use(BULL_BOARD_PATH, requireAdmin, bullBoardRouter(deps.queues));
+  app.use(
+    exportRoutes({
+      knex: deps.knex,
+      maxTop: deps.config.maxTop,
+      maxConcurrent: exportConcurrencyFor(deps.config.dbPoolMax),
+    }),
+  );
+  app.use(requireDefaultPolicy);
+  app.use(commandRoutes({ knex: deps.knex, commandBus: deps.commandBus }));
+  app.use(
+    entityWriteRoutes({
+      knex: deps.knex,
+      commandBus: deps.commandBus,
+      commandTimeoutMs: deps.config.commandTimeoutMs,
     }),
   );
   app.use(entityReadRoutes({ knex: deps.knex, maxTop: deps.config.maxTop }));

@@ -4,6 +4,8 @@ import { loadConfig } from '../domain/config/load-config';
 import { createKnex } from '../db/knex';
 import { createLogger } from '../db/infra/logger';
 import { createRedis } from '../db/infra/redis';
+import { createCommandBus } from './commands/command-bus';
+import { createQueueRegistry } from './jobs/queue-registry';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -13,14 +15,25 @@ async function main(): Promise<void> {
   if (config.auth.mock) {
     logger.warn(
       { role: config.auth.mockRole },
-      'AUTH_MOCK is on: every request is treated as authenticated without a token. Never use this in production.',
+      `AUTH_MOCK is on: every request is treated as authenticated (role ${config.auth.mockRole}) without a token. Never use this in production; for real tokens set AUTH_ISSUER_BASE_URL (or AUTH_ISSUER + AUTH_JWKS_URI, or AUTH_ISSUER + AUTH_SECRET) and AUTH_AUDIENCE.`,
+    );
+  } else {
+    const { issuerBaseURL, issuer, jwksUri, secret, audience, rolesClaim } = config.auth;
+    const mode = issuerBaseURL ? 'issuer discovery' : secret ? 'local shared secret' : 'issuer + JWKS';
+    logger.info(
+      { mode, issuer: issuerBaseURL ?? issuer, jwksUri, audience, rolesClaim },
+      `authentication: bearer tokens (${mode})`,
     );
   }
   const knex = createKnex(config.databaseUrl, config.dbPoolMax);
   const redis = createRedis(config.redisUrl, 'producer');
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
 
-  const app = createApp({ config, knex, redis, logger });
+  const queues = createQueueRegistry(redis, config.queuePrefix);
+
+  // Writes go through the command queue: serve only once its producer and events reader are up.
+  const commandBus = await createCommandBus({ redis, redisUrl: config.redisUrl, prefix: config.queuePrefix, logger });
+  const app = createApp({ config, knex, redis, logger, queues, commandBus });
   const server: Server = app.listen(config.port, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -39,6 +52,8 @@ async function main(): Promise<void> {
     }, SHUTDOWN_GRACE_MS);
     force.unref();
     server.close(async () => {
+      await queues.close();
+      await commandBus.close();
       await Promise.allSettled([knex.destroy(), redis.quit()]);
       logger.info('stopped');
       process.exit(0);

@@ -18,7 +18,7 @@ npx madge --circular --extensions ts --ts-config tsconfig.json api workers domai
 unset DATABASE_URL REDIS_URL
 [ -n "${TEST_DATABASE_URL:-}" ] && export DATABASE_URL="$TEST_DATABASE_URL"
 [ -n "${TEST_REDIS_URL:-}" ] && export REDIS_URL="$TEST_REDIS_URL"
-rm -rf .data/test /var/tmp/emapi-"$(printf '%s' "$PWD" | sha1sum | cut -c1-12)"/test
+reset_stores test "${TEST_PG_PORT:-54330}" "${TEST_REDIS_PORT:-63800}"
 trap stop_stores EXIT
 PG_FSYNC=off provision_stores test "${TEST_PG_PORT:-54330}" "${TEST_REDIS_PORT:-63800}" emapi_template
 export NODE_ENV=test

@@ -1,13 +1,2 @@
-/** ETags are the row version (bumped by trigger on every update), quoted as RFC 9110 asks. */
-export function etagOf(version: number): string {
-  return `"${version}"`;
-}
-
-/** Does an `If-Match` header value accept the current version? (`*` accepts any existing row.) */
-export function ifMatchAccepts(header: string, version: number): boolean {
-  const current = etagOf(version);
-  return header
-    .split(',')
-    .map((tag) => tag.trim().replace(/^W\//, ''))
-    .some((tag) => tag === '*' || tag === current);
-}
+/** The ETag rule lives in domain so the command worker checks `If-Match` by the same rule. */
+export { etagOf, ifMatchAccepts } from '../../domain/writes/entity-version';

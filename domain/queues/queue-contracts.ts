@@ -11,3 +11,9 @@ export const QUEUE = {
 export type QueueName = (typeof QUEUE)[keyof typeof QUEUE];
 
 export const ALL_QUEUES: readonly QueueName[] = Object.values(QUEUE);
+
+/**
+ * Job of the `views` queue that rebuilds every read model from the tables (`POST /Jobs/RebuildViews`);
+ * its handler reports progress with `job.updateProgress`.
+ */
+export const REBUILD_VIEWS_JOB = 'rebuild-views';

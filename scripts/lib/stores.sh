@@ -114,3 +114,17 @@ provision_stores() {
 }
 
 stop_stores() { stop_redis; stop_postgres; }
+
+# Stops servers a previous run left on these ports (even if their data directory is gone) and
+# removes their data, so the next start is fresh.
+reset_stores() {
+  local name=$1 pg_port=$2 redis_port=$3 dir pid
+  ensure_pg_binaries
+  dir=$(pg_data_dir "$name")
+  if [ -f "$dir/postmaster.pid" ]; then pg_run "$PG_BIN/pg_ctl" -D "$dir" -m immediate -w stop >/dev/null 2>&1 || true; fi
+  pid=$(pgrep -f -- "postgres -D .*-p $pg_port( |\$)" | head -1 || true)
+  [ -z "$pid" ] && pid=$(pgrep -f -- "postgres .*-p $pg_port( |\$)" | head -1 || true)
+  if [ -n "$pid" ]; then kill -INT "$pid" 2>/dev/null || true; for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done; fi
+  command -v redis-cli >/dev/null && redis-cli -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true
+  rm -rf "$PWD/.data/$name" "$(dirname "$dir")"
+}

@@ -2,11 +2,16 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { Knex } from 'knex';
 import { createApp } from '../../api/app';
+import { createCommandBus } from '../../api/commands/command-bus';
+import { startCommandWorker } from '../../workers/commands/command-worker';
 import { loadConfig, type AppConfig } from '../../domain/config/load-config';
 import { createKnex } from '../../db/knex';
 import { createLogger } from '../../db/infra/logger';
 import { createRedis } from '../../db/infra/redis';
+import { createQueueRegistry } from '../../api/jobs/queue-registry';
 import { createTestDatabase, uniqueQueuePrefix, type TestDatabase } from './test-database';
+import { startViewsWorker } from '../../workers/views/views-worker';
+import { startNotificationsWorker } from '../../workers/notifications/notifications-worker';
 
 /**
  * The real stack for a test file: its own database (cloned from the migrated template), its own
@@ -50,8 +55,12 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-/** Worker kinds started by default; each issue's workers register themselves here. */
-export const defaultWorkers: WorkerStarter[] = [];
+/** Worker kinds started by default: the real worker loops, in this process. */
+export const defaultWorkers: WorkerStarter[] = [
+  (config) => startCommandWorker(config),
+  startViewsWorker,
+  startNotificationsWorker,
+];
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const db: TestDatabase = await createTestDatabase();
@@ -72,7 +81,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const redis = createRedis(config.redisUrl, 'producer');
   redis.on('error', () => undefined);
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
-  const app = createApp({ config, knex, redis, logger });
+  const queues = createQueueRegistry(redis, config.queuePrefix);
+  const commandBus = await createCommandBus({ redis, redisUrl: config.redisUrl, prefix: config.queuePrefix, logger });
+  const app = createApp({ config, knex, redis, logger, queues, commandBus });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -108,6 +119,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await Promise.allSettled(workers.map((w) => w.close()));
       await new Promise((resolve) => server.close(resolve));
       server.closeAllConnections();
+      await commandBus.close();
+      await queues.close();
       await Promise.allSettled([knex.destroy(), redis.quit()]);
       await db.drop();
     },

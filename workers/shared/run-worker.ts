@@ -1,6 +1,6 @@
 import { Worker, type Job, type Processor } from 'bullmq';
 import type { Logger } from '../../db/infra/logger';
-import { createRedis } from '../../db/infra/redis';
+import { bullConnection } from '../../db/infra/redis';
 import type { QueueName } from '../../domain/queues/queue-contracts';
 
 /** Handles one job name of a queue. */
@@ -16,6 +16,12 @@ export interface RunWorkerOptions {
   handlers: Record<string, JobHandler>;
   /** Names the producers may send: start fails if any lacks a handler (no silent drops). */
   expectedJobNames: readonly string[];
+  /**
+   * How soon a job whose worker died is run again: its lock lapses after `lockDuration` and another
+   * worker's check (every `stalledInterval`) moves it back to waiting. BullMQ's defaults (30 s)
+   * apply when unset.
+   */
+  stalledRecovery?: { lockDuration?: number; stalledInterval?: number };
 }
 
 const CLOSE_TIMEOUT_MS = 15_000;
@@ -31,9 +37,10 @@ export function createQueueWorker(options: RunWorkerOptions): Worker {
     return handler(job);
   };
   const worker = new Worker(options.queue, processor, {
-    connection: createRedis(options.redisUrl, 'worker'),
+    connection: bullConnection(options.redisUrl, 'worker'),
     prefix: options.prefix,
     concurrency: options.concurrency,
+    ...Object.fromEntries(Object.entries(options.stalledRecovery ?? {}).filter(([, v]) => v !== undefined)),
     // Finished jobs stay a while for awaiting callers, /Jobs and Bull Board; never removed at once.
     removeOnComplete: { age: 3600, count: 10_000 },
     removeOnFail: { age: 7 * 24 * 3600, count: 10_000 },

@@ -1,0 +1,206 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Job, Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../../db/infra/logger';
+import type { Command, CommandResult } from '../../domain/commands/command';
+import { conflict } from '../../domain/errors/domain-error';
+import { QUEUE } from '../../domain/queues/queue-contracts';
+import { IDEMPOTENCY_KEY_REUSED } from '../../domain/writes/command-ids';
+
+/**
+ * The API's side of the `commands` queue (DESIGN §1, §11): one Queue and one QueueEvents per
+ * process, both ready before the API serves. A command is enqueued with its id as job id and
+ * awaited until COMMAND_TIMEOUT_MS.
+ *
+ * The wait registers for the job's `completed`/`failed` events before the job is added, so no event
+ * can slip past it, and falls back to reading the job's state (the events stream is trimmed under
+ * bursts; a repeated Idempotency-Key finds a job that finished long ago). `job.waitUntilFinished`
+ * is not used: it reads the job's state inside an `async` Promise executor, so a Redis error there
+ * becomes an unhandled rejection that takes the whole process down.
+ */
+
+export type Dispatched =
+  | { state: 'finished'; result: CommandResult }
+  /** The job failed on its last attempt: an infrastructure error, not the client's. */
+  | { state: 'failed'; reason: string }
+  /** Still queued or running at the deadline; it may yet commit. */
+  | { state: 'pending' };
+
+export interface JobStatus {
+  subject: string;
+  dispatched: Dispatched;
+}
+
+/** Nothing was enqueued: Redis is unreachable (503, DESIGN §6). */
+export class QueueUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('the command queue is unreachable', { cause });
+    this.name = 'QueueUnavailableError';
+  }
+}
+
+export interface CommandBus {
+  /** Enqueues `command` and waits for its outcome until `timeoutMs` has passed. */
+  dispatch(command: Command, timeoutMs: number): Promise<Dispatched>;
+  /** The state of a job still kept by the queue, or null. */
+  jobStatus(commandId: string): Promise<JobStatus | null>;
+  close(): Promise<void>;
+}
+
+export interface CommandBusOptions {
+  /** The API's producer connection (fails fast while Redis is down). */
+  redis: Redis;
+  redisUrl: string;
+  prefix: string;
+  logger: Logger;
+}
+
+const JOB_OPTIONS = {
+  attempts: 3,
+  backoff: { type: 'exponential', delay: 500 },
+  // Kept a while after finishing for waiting callers and /Commands; never removed at once.
+  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 24 * 3600, count: 10_000 },
+};
+/** How often a waiting request re-reads its job when no event has come. */
+const POLL_INTERVAL_MS = 1000;
+
+export async function createCommandBus(options: CommandBusOptions): Promise<CommandBus> {
+  const { logger } = options;
+  const queue = new Queue(QUEUE.commands, { connection: options.redis, prefix: options.prefix });
+  queue.on('error', (err) => logger.warn({ err: err.message }, 'command queue error'));
+  const events = new QueueEvents(QUEUE.commands, {
+    // A connection of its own (blocking reads); reconnects within 2 s once Redis is back.
+    connection: { url: options.redisUrl, retryStrategy: (times: number) => Math.min(times * 200, 2000) },
+    prefix: options.prefix,
+  });
+  events.setMaxListeners(0);
+  events.on('error', (err) => logger.warn({ err: err.message }, 'command events error'));
+
+  // Requests waiting per command id (several when an Idempotency-Key is repeated concurrently).
+  const waiters = new Map<string, Set<(outcome: Dispatched) => void>>();
+  const notify = (jobId: string, outcome: Dispatched) => waiters.get(jobId)?.forEach((settle) => settle(outcome));
+  events.on('completed', ({ jobId, returnvalue }) => {
+    notify(jobId, { state: 'finished', result: returnvalue as unknown as CommandResult });
+  });
+  events.on('failed', ({ jobId, failedReason }) => notify(jobId, { state: 'failed', reason: failedReason }));
+  await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
+
+  async function readOutcome(commandId: string): Promise<JobStatus | null> {
+    // State first: a job seen finished here has its return value in the hash read after it.
+    const state = await queue.getJobState(commandId);
+    if (state === 'unknown') return null;
+    const job = (await Job.fromId(queue, commandId)) as Job<Command, CommandResult> | undefined;
+    if (!job) return null;
+    const subject = job.data.subject;
+    if (state === 'completed' && job.returnvalue) {
+      return { subject, dispatched: { state: 'finished', result: job.returnvalue } };
+    }
+    if (state === 'failed') return { subject, dispatched: { state: 'failed', reason: job.failedReason } };
+    return { subject, dispatched: { state: 'pending' } };
+  }
+
+  /** Registers for the outcome of `id`; settles once, from an event, a poll or the deadline. */
+  function waitFor(id: string) {
+    const abort = new AbortController();
+    let settle!: (outcome: Dispatched) => void;
+    const outcome = new Promise<Dispatched>((resolve) => {
+      settle = (value) => {
+        abort.abort();
+        resolve(value);
+      };
+    });
+    if (!waiters.has(id)) waiters.set(id, new Set());
+    waiters.get(id)!.add(settle);
+    return {
+      outcome,
+      settle,
+      signal: abort.signal,
+      release() {
+        abort.abort();
+        const waiting = waiters.get(id);
+        waiting?.delete(settle);
+        if (waiting?.size === 0) waiters.delete(id);
+      },
+    };
+  }
+
+  /** Reads the job's state every POLL_INTERVAL_MS (events can be missed) and once more at the deadline. */
+  async function pollUntil(id: string, wait: ReturnType<typeof waitFor>, deadline: number, first = POLL_INTERVAL_MS) {
+    let delay = first;
+    while (!wait.signal.aborted) {
+      const pause = Math.min(delay, deadline - Date.now());
+      delay = POLL_INTERVAL_MS;
+      if (pause > 0) await sleep(pause, undefined, { signal: wait.signal }).catch(() => undefined);
+      if (wait.signal.aborted) return;
+      const final = Date.now() >= deadline;
+      const status = await readOutcome(id).catch((err: unknown) => {
+        logger.warn({ commandId: id, err: (err as Error).message }, 'reading command state failed');
+        return null;
+      });
+      if (status && status.dispatched.state !== 'pending') wait.settle(status.dispatched);
+      else if (final) wait.settle({ state: 'pending' });
+    }
+  }
+
+  /** A repeated Idempotency-Key finds the first request's job: only the same request shares its outcome. */
+  async function clashesWithFirst(command: Command): Promise<boolean> {
+    try {
+      const first = (await Job.fromId(queue, command.commandId)) as Job<Command> | undefined;
+      return first !== undefined && first.data.requestHash !== command.requestHash;
+    } catch {
+      return false; // the worker compares the request hashes too (command_log)
+    }
+  }
+
+  /**
+   * Adds the job; false when Redis has not confirmed it by the deadline (a connection that hangs
+   * rather than fails): it may still arrive, so the caller is told the command is pending.
+   */
+  async function enqueue(command: Command, deadline: number): Promise<boolean> {
+    if (options.redis.status !== 'ready') {
+      throw new QueueUnavailableError(`redis connection is ${options.redis.status}`);
+    }
+    const added = queue.add(command.name, command, { ...JOB_OPTIONS, jobId: command.commandId }).then(
+      () => true,
+      (err: unknown) => {
+        throw new QueueUnavailableError(err);
+      },
+    );
+    const abort = new AbortController();
+    const late = sleep(Math.max(0, deadline - Date.now()), false, { signal: abort.signal }).catch(() => false);
+    // Promise.race handles a late rejection of `added`; nothing is left unhandled.
+    const inTime = await Promise.race([added, late]).finally(() => abort.abort());
+    if (!inTime) logger.warn({ commandId: command.commandId }, 'enqueue not confirmed by the deadline');
+    return inTime;
+  }
+
+  async function dispatch(command: Command, timeoutMs: number): Promise<Dispatched> {
+    const id = command.commandId;
+    const deadline = Date.now() + timeoutMs;
+    const wait = waitFor(id);
+    try {
+      if (!(await enqueue(command, deadline))) return { state: 'pending' };
+      let firstPoll = POLL_INTERVAL_MS;
+      if (command.requestHash) {
+        if (await clashesWithFirst(command)) {
+          return { state: 'finished', result: { ok: false, failure: conflict([IDEMPOTENCY_KEY_REUSED]).toFailure() } };
+        }
+        firstPoll = 0; // the first request's job may have finished long ago: no event will come
+      }
+      void pollUntil(id, wait, deadline, firstPoll);
+      return await wait.outcome;
+    } finally {
+      wait.release();
+    }
+  }
+
+  return {
+    dispatch,
+    jobStatus: readOutcome,
+    async close() {
+      for (const waiting of waiters.values()) waiting.forEach((settle) => settle({ state: 'pending' }));
+      await Promise.allSettled([events.close(), queue.close()]);
+    },
+  };
+}

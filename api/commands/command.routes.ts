@@ -1,0 +1,40 @@
+import { Router } from 'express';
+import type { Knex } from 'knex';
+import { findCommand } from '../../db/commands/command-log';
+import { notFound } from '../../domain/errors/domain-error';
+import { callerOf } from '../auth/caller';
+import { problem, sendProblem } from '../http/problem';
+import type { CommandBus, JobStatus } from './command-bus';
+import { commandStateOf } from './command-state';
+
+const COMMAND_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * `GET /Commands/<id>`: the state of a write answered 202 (DESIGN §6, §10). The command log is the
+ * record of every finished command; a command not in it yet is looked up in the queue. Only the
+ * caller who sent a command may see it; to anyone else it does not exist.
+ */
+export function commandRoutes(deps: { knex: Knex; commandBus: CommandBus }): Router {
+  const router = Router();
+  router.get('/Commands/:id', async (req, res) => {
+    const id = req.params.id as string;
+    const missing = () => notFound(`Command '${id}' does not exist.`);
+    if (!COMMAND_ID.test(id)) throw missing();
+    const logged = await findCommand(deps.knex, id);
+    let status: JobStatus | null;
+    if (logged?.result) {
+      status = { subject: logged.subject, dispatched: { state: 'finished', result: logged.result } };
+    } else {
+      try {
+        status = await deps.commandBus.jobStatus(id);
+      } catch (err) {
+        req.log.warn({ commandId: id, err: (err as Error).message }, 'command queue unreachable');
+        sendProblem(res, problem(503, 'Service Unavailable', 'The command queue is unavailable; retry later.'));
+        return;
+      }
+    }
+    if (!status || status.subject !== callerOf(req).subject) throw missing();
+    res.json(commandStateOf(id, status.dispatched));
+  });
+  return router;
+}

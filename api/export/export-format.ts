@@ -1,0 +1,30 @@
+import { Transform } from 'node:stream';
+import { stringify } from 'csv-stringify';
+import type { ExportFormat } from '../../db/query/entity-export';
+
+export const MEDIA_TYPE: Record<ExportFormat, string> = {
+  csv: 'text/csv; charset=utf-8',
+  ndjson: 'application/x-ndjson',
+};
+
+/** `Accept` values in order of preference; the first is the default (also for `*\/*`). */
+export const OFFERED = ['text/csv', 'application/x-ndjson'] as const;
+
+export function formatOfMediaType(mediaType: (typeof OFFERED)[number]): ExportFormat {
+  return mediaType === 'text/csv' ? 'csv' : 'ndjson';
+}
+
+/**
+ * Turns cursor rows (arrays) into bytes. CSV: RFC 4180 (CRLF records, fields quoted when they hold
+ * a comma, quote or line break), a header row first; a null is an empty field. NDJSON: each row's
+ * single column is already a JSON document.
+ */
+export function rowFormatter(format: ExportFormat, header: string[]): Transform {
+  if (format === 'csv') return stringify({ header: true, columns: header, record_delimiter: 'windows' });
+  return new Transform({
+    writableObjectMode: true,
+    transform(row: [string], _encoding, callback) {
+      callback(null, `${row[0]}\n`);
+    },
+  });
+}

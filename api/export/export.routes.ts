@@ -1,0 +1,105 @@
+import { pipeline } from 'node:stream/promises';
+import { Router, type Request, type Response } from 'express';
+import type { Knex } from 'knex';
+import { badRequest } from '../../domain/errors/domain-error';
+import { parseReadOptions, type ReadOptions } from '../../domain/queries/read-options';
+import type { EntityDefinition } from '../../domain/entities';
+import { exportHeader, openExportStream, type ExportFormat } from '../../db/query/entity-export';
+import type { ExtraCondition } from '../../db/query/entity-reader';
+import { searchExtra } from '../../db/search/search-query';
+import { requireDefaultPolicy } from '../auth/require-role';
+import { entityOfRoute } from '../entities/entity-key';
+import { problem, sendProblem } from '../http/problem';
+import { MEDIA_TYPE, OFFERED, formatOfMediaType, rowFormatter } from './export-format';
+
+export interface ExportRouteDeps {
+  knex: Knex;
+  maxTop: number;
+  /**
+   * Exports this process runs at once. Each holds a pooled connection for as long as its client
+   * reads, so slow clients must not be able to take every connection from the read path.
+   */
+  maxConcurrent: number;
+}
+
+/** Half the pool for exports, the rest always left to ordinary reads and writes. */
+export function exportConcurrencyFor(dbPoolMax: number): number {
+  return Math.max(1, Math.floor(dbPoolMax / 2));
+}
+
+/** Query options an export honours; `$select` is accepted and ignored as on every read. */
+const EXPORT_OPTIONS = new Set(['$filter', '$orderby', '$search', '$select', 'searchFields']);
+
+function exportOptions(query: Record<string, unknown>, maxTop: number): ReadOptions {
+  for (const name of Object.keys(query)) {
+    if (EXPORT_OPTIONS.has(name)) continue;
+    if (name === '$top' || name === '$skip' || name === '$count') {
+      throw badRequest(`${name}: an export has no paging; it streams every matching row`);
+    }
+    if (name === '$expand')
+      throw badRequest('$expand: exports carry relations as Ids (CSV) or owned collections (NDJSON)');
+    if (name.startsWith('$')) throw badRequest(`unknown query option '${name}'`);
+  }
+  return parseReadOptions(query, maxTop);
+}
+
+/**
+ * `GET /Export/<Entities>` (User or Admin, DESIGN §7): every row matching `$filter` and `$search`,
+ * in `$orderby` order (relevance first when searching without one), streamed from a database cursor as CSV (default) or NDJSON, with backpressure end to end.
+ * A client that goes away destroys the pipeline, which closes the cursor and frees its connection.
+ */
+export function exportRoutes(deps: ExportRouteDeps): Router {
+  const router = Router();
+  let running = 0;
+
+  router.get('/Export/:route', requireDefaultPolicy, async (req: Request, res: Response) => {
+    const entity = entityOfRoute(req.params.route as string);
+    const options = exportOptions(req.query as Record<string, unknown>, deps.maxTop);
+    const search = searchExtra(entity, options);
+    const mediaType = req.accepts([...OFFERED]);
+    if (!mediaType) {
+      sendProblem(res, problem(406, 'Not Acceptable', `Exports are offered as ${OFFERED.join(' or ')}.`));
+      return;
+    }
+    const format = formatOfMediaType(mediaType as (typeof OFFERED)[number]);
+    if (running >= deps.maxConcurrent) {
+      res.setHeader('Retry-After', '5');
+      sendProblem(res, problem(503, 'Service Unavailable', 'Too many exports are running; try again shortly.'));
+      return;
+    }
+    running++;
+    try {
+      await streamExport(req, res, entity, options, search, format);
+    } finally {
+      running--;
+    }
+  });
+
+  async function streamExport(
+    req: Request,
+    res: Response,
+    entity: EntityDefinition,
+    options: ReadOptions,
+    search: ExtraCondition | undefined,
+    format: ExportFormat,
+  ): Promise<void> {
+    const rows = await openExportStream(deps.knex, entity, options, format, search);
+    res.status(200);
+    res.setHeader('Content-Type', MEDIA_TYPE[format]);
+    res.setHeader('Content-Disposition', `attachment; filename="${entity.route}.${format}"`);
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Vary', 'Accept');
+    try {
+      await pipeline(rows, rowFormatter(format, exportHeader(entity)), res);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE') {
+        req.log?.info({ entity: entity.name }, 'export stopped: the client went away');
+      } else {
+        req.log?.error({ err, entity: entity.name }, 'export failed mid-stream');
+      }
+      res.destroy(); // the status line is gone: a cut connection is the only signal left
+    }
+  }
+
+  return router;
+}

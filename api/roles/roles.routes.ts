@@ -1,0 +1,94 @@
+import { Router, type Request, type Response } from 'express';
+import type { Knex } from 'knex';
+import { ROLE_ASSIGNMENT_TYPE, validateRoleAssignment } from '../../domain/auth/role-assignment';
+import { AVAILABLE_ROLES, isRoleName } from '../../domain/auth/roles';
+import { badRequest, conflict, notFound, validationFailed } from '../../domain/errors/domain-error';
+import { decodeId } from '../../domain/ids/id-codec';
+import {
+  addRoleAssignment,
+  findRoleAssignment,
+  listRoleAssignments,
+  removeRoleAssignment,
+} from '../../db/roles/role-assignments';
+import { callerOf } from '../auth/caller';
+import { requireAdmin, requireDefaultPolicy } from '../auth/require-role';
+import type { RoleGrants } from '../auth/role-grants';
+import { problem, sendProblem } from '../http/problem';
+
+export interface RolesRouteDeps {
+  knex: Knex;
+  grants: RoleGrants;
+}
+
+const ASSIGNMENTS = '/Roles/Assignments';
+
+/**
+ * /Roles (DESIGN §7): who am I (any authenticated caller, role or not), which roles exist
+ * (User/Admin), and the grants the service keeps (Admin). Grants are written here directly, in
+ * one statement each: they are access control, not entity data, so they do not go through the
+ * command queue.
+ */
+export function rolesRoutes(deps: RolesRouteDeps): Router {
+  const router = Router();
+
+  router.get('/Roles', (req: Request, res: Response) => {
+    const caller = callerOf(req);
+    res.json({ Subject: caller.subject, Roles: caller.roles });
+  });
+
+  router.get('/Roles/Available', requireDefaultPolicy, (_req: Request, res: Response) => {
+    res.json(AVAILABLE_ROLES);
+  });
+
+  router.use(ASSIGNMENTS, requireAdmin);
+
+  router.get(ASSIGNMENTS, async (req: Request, res: Response) => {
+    const { subject, role, ...rest } = req.query as Record<string, unknown>;
+    const unknown = Object.keys(rest);
+    if (unknown.length) throw badRequest(`unknown query parameter '${unknown[0]}' (use subject or role)`);
+    if (subject !== undefined && typeof subject !== 'string') throw badRequest('subject: given more than once');
+    if (role !== undefined && !isRoleName(role)) {
+      throw badRequest(`role: must be one of ${AVAILABLE_ROLES.map((r) => r.Name).join(', ')}`);
+    }
+    res.json(await listRoleAssignments(deps.knex, { subject, role }));
+  });
+
+  router.post(ASSIGNMENTS, async (req: Request, res: Response) => {
+    if (!req.is('application/json')) {
+      sendProblem(res, problem(415, 'Unsupported Media Type', 'Send the assignment as application/json.'));
+      return;
+    }
+    const checked = validateRoleAssignment(req.body);
+    if (!checked.ok) throw validationFailed(checked.errors);
+    const { Subject, Role } = checked.value;
+    const created = await addRoleAssignment(deps.knex, checked.value, callerOf(req).subject);
+    if (!created) throw conflict([`${ROLE_ASSIGNMENT_TYPE}: '${Subject}' already holds the role ${Role}`]);
+    deps.grants.forget(Subject);
+    res.status(201).location(`${ASSIGNMENTS}/${created.Id}`).json(created);
+  });
+
+  router.get(`${ASSIGNMENTS}/:id`, async (req: Request, res: Response) => {
+    const found = await findRoleAssignment(deps.knex, assignmentKey(req.params.id as string));
+    if (!found) throw missing(req.params.id as string);
+    res.json(found);
+  });
+
+  router.delete(`${ASSIGNMENTS}/:id`, async (req: Request, res: Response) => {
+    const removed = await removeRoleAssignment(deps.knex, assignmentKey(req.params.id as string));
+    if (!removed) throw missing(req.params.id as string);
+    deps.grants.forget(removed.Subject);
+    res.status(204).end();
+  });
+
+  return router;
+}
+
+function assignmentKey(key: string): number {
+  const id = decodeId(ROLE_ASSIGNMENT_TYPE, key);
+  if (id === null) throw missing(key);
+  return id;
+}
+
+function missing(key: string) {
+  return notFound(`${ROLE_ASSIGNMENT_TYPE} '${key}' does not exist.`);
+}

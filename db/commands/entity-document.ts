@@ -1,0 +1,21 @@
+import type { Knex } from 'knex';
+import type { EntityDefinition } from '../../domain/entities';
+import type { ExpandItem } from '../../domain/odata';
+import { ownedCollectionsOf } from '../../domain/writes/ownership';
+import { readEntity } from '../query/entity-reader';
+
+/**
+ * The document a JSON Patch applies to: the entity exactly as a keyed GET shows it, plus every owned
+ * collection (`/Companies/0/PercentageShare` must resolve although Companies is an `$expand` target).
+ */
+export async function readPatchableDocument(
+  trx: Knex.Transaction,
+  entity: EntityDefinition,
+  id: number,
+): Promise<Record<string, unknown> | null> {
+  const expand: ExpandItem[] = ownedCollectionsOf(entity)
+    .filter((owned) => !owned.collection.alwaysPopulated)
+    .map((owned) => ({ path: [owned.name], options: {}, span: { start: 0, end: 0 } }));
+  const row = await readEntity(trx, entity, id, expand);
+  return row ? (JSON.parse(row.json) as Record<string, unknown>) : null;
+}

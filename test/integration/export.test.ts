@@ -1,0 +1,296 @@
+import test from 'ava';
+import { encodeId } from '../../domain/ids/id-codec';
+import { Scheme } from '../../domain/entities';
+import { reindex } from '../../db/search/search-indexer';
+import { startStack, type Stack } from '../support/stack';
+import { parseCsv } from '../support/csv';
+
+/** /Export: CSV and NDJSON, filters and ordering, far more rows than a page, and clients leaving early. */
+
+let stack: Stack;
+test.before(async () => {
+  // 12 connections: up to 6 exports at once (half the pool), the rest left to reads.
+  stack = await startStack({ workers: [], env: { DB_POOL_MAX: '12' } });
+});
+test.after.always(async () => {
+  await stack?.close();
+});
+
+const SCHEME_HEADER = [
+  'Id',
+  'SchemeName',
+  'TotalUnits',
+  'TotalFloorArea',
+  'CompletionDate',
+  'CreatedAt',
+  'UpdatedAt',
+  'AddressId',
+  'BuildingTypeId',
+  'DevelopmentTypeId',
+  'DevelopmentStatusId',
+  'MarketId',
+  'CountryId',
+];
+
+async function insertScheme(values: Record<string, unknown>): Promise<number> {
+  const [row] = await stack.knex('schemes').insert(values).returning('id');
+  return (row as { id: number }).id;
+}
+
+/** A raw download: the stack's helper would try to parse NDJSON as one JSON document. */
+async function download(path: string, accept?: string): Promise<{ status: number; headers: Headers; text: string }> {
+  const res = await fetch(`${stack.baseUrl}${path}`, { headers: accept ? { accept } : {} });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+function csvRecords(text: string): Record<string, string>[] {
+  const [header, ...rows] = parseCsv(text);
+  return rows.map((row) => Object.fromEntries(header!.map((name, i) => [name, row[i]!])));
+}
+
+test('CSV: header in definition order with Id first, relations as <Relation>Id, RFC 4180 quoting', async (t) => {
+  const [address] = await stack.knex('addresses').insert({ address_line: '1 Quay St' }).returning('id');
+  const addressId = (address as { id: number }).id;
+  const tricky = 'Smith, "The Yard"\nPhase 2';
+  const id = await insertScheme({
+    scheme_name: tricky,
+    total_units: 12,
+    total_floor_area: 1250.5,
+    completion_date: '2027-03-31',
+    address_id: addressId,
+  });
+  const res = await stack.get(`/Export/Schemes?$filter=Id eq '${encodeId('Scheme', id)}'`);
+  t.is(res.status, 200, res.text);
+  t.is(res.headers.get('content-type'), 'text/csv; charset=utf-8');
+  t.is(res.headers.get('content-disposition'), 'attachment; filename="Schemes.csv"');
+  t.true(res.text.startsWith(`${SCHEME_HEADER.join(',')}\r\n`));
+  t.true(res.text.includes('"Smith, ""The Yard""\nPhase 2"'));
+
+  const [record] = csvRecords(res.text);
+  const keyed = (await stack.get(`/Schemes/${id}`)).body as Record<string, unknown>;
+  t.deepEqual(record, {
+    Id: encodeId('Scheme', id),
+    SchemeName: tricky,
+    TotalUnits: '12',
+    TotalFloorArea: '1250.5',
+    CompletionDate: '2027-03-31',
+    CreatedAt: keyed.CreatedAt as string,
+    UpdatedAt: keyed.UpdatedAt as string,
+    AddressId: encodeId('Address', addressId),
+    BuildingTypeId: '',
+    DevelopmentTypeId: '',
+    DevelopmentStatusId: '',
+    MarketId: '',
+    CountryId: '',
+  });
+  t.deepEqual(keyed.Address, { Id: record!.AddressId });
+});
+
+test('CSV is the default for */* and text/csv; NDJSON on request; anything else is 406', async (t) => {
+  const filter = `$filter=SchemeName eq 'no such scheme'`;
+  for (const accept of ['*/*', 'text/csv', 'text/*', 'application/x-ndjson;q=0.5, text/csv']) {
+    const res = await stack.get(`/Export/Schemes?${filter}`, { accept });
+    t.is(res.headers.get('content-type'), 'text/csv; charset=utf-8', accept);
+    t.is(res.text, `${SCHEME_HEADER.join(',')}\r\n`);
+  }
+  const ndjson = await download(`/Export/Schemes?${filter}`, 'application/x-ndjson');
+  t.is(ndjson.headers.get('content-type'), 'application/x-ndjson');
+  t.is(ndjson.text, '');
+  const json = await stack.get('/Export/Schemes', { accept: 'application/json' });
+  t.is(json.status, 406);
+  t.like(json.body as object, { type: 'about:blank', title: 'Not Acceptable', status: 406 });
+});
+
+test('NDJSON: one entity per line, as a keyed read shows it, owned collections included', async (t) => {
+  const id = await insertScheme({ scheme_name: 'ndjson-scheme', total_units: 3 });
+  const [company] = await stack.knex('companies').insert({ name: 'Builder & Co' }).returning('id');
+  await stack.knex('scheme_notes').insert([
+    { scheme_id: id, position: 0, text: 'first line\nsecond "quoted" line' },
+    { scheme_id: id, position: 1, text: 'another' },
+  ]);
+  await stack.knex('scheme_tags').insert({ scheme_id: id, position: 0, name: 'riverside' });
+  await stack
+    .knex('scheme_companies')
+    .insert({ scheme_id: id, company_id: (company as { id: number }).id, role: 'Developer', percentage_share: 0.6 });
+  await insertScheme({ scheme_name: 'ndjson-other' });
+
+  const res = await download(
+    `/Export/Schemes?$filter=startswith(SchemeName,'ndjson-')&$orderby=SchemeName desc`,
+    'application/x-ndjson',
+  );
+  t.is(res.status, 200);
+  t.is(res.headers.get('content-disposition'), 'attachment; filename="Schemes.ndjson"');
+  const lines = res.text.split('\n');
+  t.is(lines.pop(), ''); // every line ends with \n
+  const docs = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  t.deepEqual(
+    docs.map((d) => d.SchemeName),
+    ['ndjson-scheme', 'ndjson-other'],
+  );
+  const keyed = await stack.get(`/Schemes/${id}?$expand=Companies`);
+  t.deepEqual(docs[0], keyed.body);
+  t.is((docs[0]!.Companies as unknown[]).length, 1);
+  t.is((docs[0]!.Notes as unknown[]).length, 2);
+  t.deepEqual(docs[1]!.Companies, []);
+});
+
+test('$filter and $orderby are honoured, with the key breaking ties', async (t) => {
+  const rows = [
+    ['order-a', 30],
+    ['order-b', 10],
+    ['order-c', 20],
+    ['order-d', 20],
+    ['order-e', 5],
+  ] as const;
+  const ids = new Map<string, number>();
+  for (const [name, units] of rows) ids.set(name, await insertScheme({ scheme_name: name, total_units: units }));
+  const res = await stack.get(
+    `/Export/Schemes?$filter=startswith(SchemeName,'order-') and TotalUnits ge 10&$orderby=TotalUnits desc`,
+  );
+  const records = csvRecords(res.text);
+  t.deepEqual(
+    records.map((r) => r.SchemeName),
+    ['order-a', 'order-c', 'order-d', 'order-b'],
+  );
+  t.deepEqual(
+    records.map((r) => r.Id),
+    ['order-a', 'order-c', 'order-d', 'order-b'].map((name) => encodeId('Scheme', ids.get(name)!)),
+  );
+});
+
+test('$search selects rows as on list reads, by relevance when no $orderby is given', async (t) => {
+  const ids = [
+    await insertScheme({ scheme_name: 'searchx riverside tower' }),
+    await insertScheme({ scheme_name: 'searchx plain block' }),
+    await insertScheme({ scheme_name: 'searchx tower tower' }),
+  ];
+  await reindex(stack.knex, Scheme, ids); // what the views worker does after each write
+  const path = `/Export/Schemes?$filter=startswith(SchemeName,'searchx')&$search=tower`;
+  const exported = csvRecords((await download(path)).text).map((r) => r.SchemeName);
+  const listed = ((await stack.get(path.replace('/Export', ''))).body as { SchemeName: string }[]).map(
+    (r) => r.SchemeName,
+  );
+  t.deepEqual(exported.slice().sort(), ['searchx riverside tower', 'searchx tower tower']);
+  t.deepEqual(exported, listed);
+});
+
+test('every one of 5,000 rows arrives once, in key order (no page cut)', async (t) => {
+  await stack.knex.raw(
+    `insert into schemes (scheme_name, total_units) select 'bulk-' || lpad(g::text, 5, '0'), g from generate_series(1, 5000) g`,
+  );
+  const expected = (
+    await stack.knex('schemes').where('scheme_name', 'like', 'bulk-%').orderBy('id').select('id', 'scheme_name')
+  ).map((row: { id: number; scheme_name: string }) => [encodeId('Scheme', row.id), row.scheme_name]);
+  t.is(expected.length, 5000);
+
+  const csv = csvRecords((await stack.get(`/Export/Schemes?$filter=startswith(SchemeName,'bulk-')`)).text);
+  t.deepEqual(
+    csv.map((r) => [r.Id, r.SchemeName]),
+    expected,
+  );
+
+  const ndjson = await download(
+    `/Export/Schemes?$filter=startswith(SchemeName,'bulk-')&$orderby=TotalUnits desc`,
+    'application/x-ndjson',
+  );
+  const docs = ndjson.text
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { Id: string; TotalUnits: number });
+  t.is(docs.length, 5000);
+  t.is(new Set(docs.map((d) => d.Id)).size, 5000);
+  t.deepEqual(
+    docs.map((d) => d.TotalUnits),
+    Array.from({ length: 5000 }, (_, i) => 5000 - i),
+  );
+});
+
+test('bad requests are problems before any row is streamed', async (t) => {
+  const cases: [string, number][] = [
+    ['/Export/NoSuchEntities', 404],
+    ['/Export/Schemes?$top=10', 400],
+    ['/Export/Schemes?$skip=10', 400],
+    ['/Export/Schemes?$count=true', 400],
+    ['/Export/Schemes?$expand=Companies', 400],
+    ['/Export/Schemes?$format=json', 400],
+    ['/Export/Schemes?$filter=NoSuchField eq 1', 400],
+    ['/Export/Schemes?$orderby=SchemeName sideways', 400],
+    ['/Export/SchemeCompanies?$search=tower', 400],
+    ['/Export/Schemes?searchFields=SchemeName', 400],
+  ];
+  for (const [path, status] of cases) {
+    const res = await stack.get(path);
+    t.is(res.status, status, path);
+    t.is(res.headers.get('content-type'), 'application/problem+json; charset=utf-8', path);
+  }
+});
+
+/** Export statements still running on the server, other than the one asking. */
+async function runningExports(): Promise<number> {
+  const result = await stack.knex.raw<{ rows: { n: number }[] }>(
+    `select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and pid <> pg_backend_pid() and state = 'active'
+        and query like '%from companies r%'`,
+  );
+  return result.rows[0]!.n;
+}
+
+async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** ~30 MB of CSV: far more than socket and stream buffers hold, so the server must wait on the client. */
+async function insertManyCompanies(): Promise<void> {
+  const [{ n }] = (await stack.knex('companies').count('* as n')) as [{ n: number }];
+  if (n >= 30000) return;
+  await stack.knex.raw(
+    `insert into companies (name) select 'company-' || g || '-' || repeat('x', 1000) from generate_series(1, 30000) g`,
+  );
+}
+
+/** Starts an export the client then stops reading after its first bytes. */
+async function heldExport(): Promise<AbortController> {
+  const controller = new AbortController();
+  const res = await fetch(`${stack.baseUrl}/Export/Companies`, { signal: controller.signal });
+  if (res.status !== 200) throw new Error(`export answered ${res.status}`);
+  const first = await res.body!.getReader().read();
+  if (!first.value?.length) throw new Error('no bytes arrived');
+  return controller;
+}
+
+const pool = () => (stack.knex.client as { pool: { numUsed(): number } }).pool;
+
+// Serial tests run before the concurrent ones, so they alone hold exports while they count them.
+test.serial('a client that disconnects mid-stream releases the cursor and its connection', async (t) => {
+  await insertManyCompanies();
+  for (let round = 0; round < 14; round++) {
+    const controller = await heldExport();
+    // Backpressure: with the client not reading, the cursor stays open instead of running to the end.
+    await eventually('the export query is running', async () => (await runningExports()) === 1);
+    controller.abort();
+    await eventually('no export query is left running', async () => (await runningExports()) === 0);
+    await eventually('the pool is free', async () => pool().numUsed() === 0);
+  }
+  // More aborted exports than the pool has connections, and the API still answers.
+  t.is((await stack.get("/Export/Companies?$filter=Name eq 'none'")).status, 200);
+  t.is((await stack.get('/Schemes?$top=1')).status, 200);
+});
+
+test.serial('exports beyond half the pool are turned away with 503 while reads go on', async (t) => {
+  await insertManyCompanies();
+  const held = await Promise.all(Array.from({ length: 6 }, heldExport));
+  await eventually('six exports are running', async () => (await runningExports()) === 6);
+  const refused = await stack.get('/Export/Companies');
+  t.is(refused.status, 503);
+  t.is(refused.headers.get('retry-after'), '5');
+  t.like(refused.body as object, { type: 'about:blank', title: 'Service Unavailable', status: 503 });
+  t.is((await stack.get('/Schemes?$top=1')).status, 200);
+  for (const controller of held) controller.abort();
+  await eventually('every export has stopped', async () => (await runningExports()) === 0);
+  await eventually('the pool is free', async () => pool().numUsed() === 0);
+  t.is((await stack.get("/Export/Companies?$filter=Name eq 'none'")).status, 200);
+});

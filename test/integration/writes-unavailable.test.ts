@@ -1,0 +1,92 @@
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import test from 'ava';
+import { encodeId } from '../../domain/ids/id-codec';
+import { startCommandWorker } from '../../workers/commands/command-worker';
+import { startStack, type Stack } from '../support/stack';
+import { assertProblem, waitFor } from '../support/writes';
+
+/**
+ * Redis unreachable: a write is refused at once with a 503 problem and nothing is enqueued
+ * (DESIGN §6). The stack reaches Redis through a TCP proxy the test can cut and restore.
+ */
+
+/** A TCP proxy to Redis that can drop every connection and refuse new ones, then come back. */
+class CuttableProxy {
+  private server = net.createServer((client) => this.pipe(client));
+  private readonly sockets = new Set<net.Socket>();
+  port = 0;
+
+  constructor(private readonly upstream: URL) {}
+
+  private pipe(client: net.Socket): void {
+    const upstream = net.connect(Number(this.upstream.port), this.upstream.hostname);
+    for (const socket of [client, upstream]) {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+      socket.on('error', () => undefined);
+    }
+    client.pipe(upstream).pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  }
+
+  async open(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(this.port, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  async cut(): Promise<void> {
+    const closed = new Promise((resolve) => this.server.close(resolve));
+    for (const socket of this.sockets) socket.destroy();
+    await closed;
+    this.server = net.createServer((client) => this.pipe(client));
+  }
+}
+
+let stack: Stack;
+let proxy: CuttableProxy;
+test.before(async () => {
+  proxy = new CuttableProxy(new URL(process.env.REDIS_URL!));
+  await proxy.open();
+  stack = await startStack({
+    workers: [(config) => startCommandWorker(config)],
+    env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}` },
+  });
+});
+test.after.always(async () => {
+  await proxy?.open().catch(() => undefined);
+  await stack?.close();
+  await proxy?.cut();
+});
+
+test('503 while Redis is unreachable, nothing enqueued; writes work again once it is back', async (t) => {
+  t.is((await stack.request('POST', '/Companies', { body: { Name: 'Before' } })).status, 201);
+  await proxy.cut();
+  // Until the connection's loss is noticed a write may still go through; every answer is kept.
+  const answered = new Map<string, number>();
+  const refused = await waitFor(async () => {
+    const name = `During ${answered.size}`;
+    const res = await stack.request('POST', '/Companies', { body: { Name: name } });
+    answered.set(name, res.status);
+    return res.status === 503 ? res : undefined;
+  });
+  assertProblem(t, refused, 503, 'Service Unavailable', {
+    detail: 'The command queue is unavailable; nothing was changed.',
+  });
+  t.is(refused.headers.get('retry-after'), '5');
+  const started = Date.now();
+  const deleting = await stack.request('DELETE', `/Companies/${encodeId('Company', 999_999)}`);
+  t.is(deleting.status, 503);
+  t.true(Date.now() - started < 1000, 'refused at once, not after a timeout');
+
+  await proxy.open();
+  const after = await waitFor(async () => {
+    const res = await stack.request('POST', '/Companies', { body: { Name: 'After' } });
+    return res.status === 201 ? res : undefined;
+  }, 20_000);
+  t.is(after.status, 201);
+  const names = new Set(((await stack.knex('companies').select('name')) as { name: string }[]).map((r) => r.name));
+  for (const [name, status] of answered) t.is(names.has(name), status === 201, `${name} answered ${status}`);
+  t.true(names.has('Before') && names.has('After'));
+});

@@ -1,0 +1,62 @@
+import type { AddressInfo } from 'node:net';
+import test from 'ava';
+import express from 'express';
+import type { Queue } from 'bullmq';
+import { jobsRoutes } from '../../api/jobs/jobs.routes';
+import type { QueueRegistry } from '../../api/jobs/queue-registry';
+import { errorHandler } from '../../api/http/error-handler';
+
+/** With Redis unreachable, /Jobs answers 503 (the queues are down), not 500 (a bug). */
+
+function appWith(reachable: boolean) {
+  const failing = {
+    name: 'views',
+    getJobs: () => Promise.reject(new Error("Stream isn't writeable and enableOfflineQueue options is false")),
+    getJob: () => Promise.reject(new Error('Connection is closed.')),
+  } as unknown as Queue;
+  const queues: QueueRegistry = {
+    get: (name) => (name === 'views' ? failing : undefined),
+    all: () => [failing],
+    reachable: () => reachable,
+    close: async () => undefined,
+  };
+  const app = express();
+  app.use('/Jobs', jobsRoutes({ queues, maxTop: 100 }));
+  app.use(errorHandler);
+  return app;
+}
+
+async function get(reachable: boolean, path: string) {
+  const server = appWith(reachable).listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  try {
+    const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`);
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  } finally {
+    server.close();
+  }
+}
+
+test('queues unreachable: 503 problem for listings and single jobs', async (t) => {
+  for (const path of ['/Jobs', '/Jobs/views/1']) {
+    const res = await get(false, path);
+    t.is(res.status, 503, path);
+    t.like(res.body, { type: 'about:blank', title: 'Service Unavailable', status: 503 });
+  }
+});
+
+test('queues reachable but failing: a plain 500 that says nothing of the cause', async (t) => {
+  const res = await get(true, '/Jobs');
+  t.is(res.status, 500);
+  t.deepEqual(res.body, {
+    type: 'about:blank',
+    title: 'Internal Server Error',
+    status: 500,
+    detail: 'An unexpected error occurred.',
+  });
+});
+
+test('client mistakes stay 4xx even while the queues are down', async (t) => {
+  t.is((await get(false, '/Jobs?state=nope')).status, 400);
+  t.is((await get(false, '/Jobs/bogus/1')).status, 404);
+});

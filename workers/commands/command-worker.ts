@@ -1,0 +1,61 @@
+import type { Job } from 'bullmq';
+import { COMMAND_NAMES, type Command } from '../../domain/commands/command';
+import type { AppConfig } from '../../domain/config/load-config';
+import { QUEUE } from '../../domain/queues/queue-contracts';
+import { createKnex } from '../../db/knex';
+import { createLogger, type Logger } from '../../db/infra/logger';
+import { createQueueWorker } from '../shared/run-worker';
+import { createCommandRunner, type TestPause } from './command-runner';
+import { startOutboxRelay } from './outbox-relay';
+
+export interface CommandWorkerOptions {
+  logger?: Logger;
+  /** Faster stalled-job recovery than BullMQ's 30 s defaults (tests; see main.ts for the env). */
+  stalledRecovery?: { lockDuration?: number; stalledInterval?: number };
+  testPause?: TestPause;
+  outboxSweepIntervalMs?: number;
+}
+
+/**
+ * A command worker: consumes the `commands` queue with WORKER_CONCURRENCY jobs at once, runs each
+ * in its own transaction and relays the events they commit. Used by main.ts and by tests.
+ */
+export async function startCommandWorker(
+  config: AppConfig,
+  options: CommandWorkerOptions = {},
+): Promise<{ close(): Promise<void> }> {
+  const logger = options.logger ?? createLogger('commands', config.logLevel);
+  const knex = createKnex(config.databaseUrl, config.dbPoolMax);
+  const relay = startOutboxRelay({
+    knex,
+    redisUrl: config.redisUrl,
+    prefix: config.queuePrefix,
+    logger,
+    sweepIntervalMs: options.outboxSweepIntervalMs,
+  });
+  const run = createCommandRunner({
+    knex,
+    logger,
+    onCommitted: (eventIds) => relay.publishSoon(eventIds),
+    testPause: options.testPause,
+  });
+  const handle = (job: Job) => run(job.data as Command);
+  const worker = createQueueWorker({
+    queue: QUEUE.commands,
+    redisUrl: config.redisUrl,
+    prefix: config.queuePrefix,
+    concurrency: config.workerConcurrency,
+    logger,
+    handlers: Object.fromEntries(COMMAND_NAMES.map((name) => [name, handle])),
+    expectedJobNames: COMMAND_NAMES,
+    stalledRecovery: options.stalledRecovery,
+  });
+  await worker.waitUntilReady();
+  return {
+    async close() {
+      await worker.close();
+      await relay.close();
+      await knex.destroy();
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import cluster from 'node:cluster';
+import { ConfigError, loadConfig } from '../../domain/config/load-config';
+import { createLogger } from '../../db/infra/logger';
+import { closeOnSignals } from '../shared/run-worker';
+import { startCommandWorker, type CommandWorkerOptions } from './command-worker';
+import type { TestPause } from './command-runner';
+
+/**
+ * `npm run worker:commands`: one command worker process, or COMMAND_WORKER_PROCESSES of them under
+ * one primary. Configuration comes only from the environment:
+ *
+ * - WORKER_CONCURRENCY: jobs one process runs at once (loadConfig).
+ * - COMMAND_WORKER_PROCESSES: processes to run (default 1); a process that dies is replaced.
+ * - COMMAND_LOCK_DURATION_MS, COMMAND_STALLED_INTERVAL_MS: how soon a job of a dead process runs
+ *   again (BullMQ defaults, 30 s, when unset).
+ * - COMMAND_TEST_PAUSE_MS with COMMAND_TEST_PAUSE_AT=before-commit|after-commit: test only, ignored
+ *   when NODE_ENV=production. Holds every command at that point so a test can kill the process
+ *   mid-command and watch another worker recover the stalled job.
+ */
+
+function positiveInt(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${name} must be a positive integer, got '${raw}'`);
+  return n;
+}
+
+function testPauseOf(env: NodeJS.ProcessEnv): TestPause | undefined {
+  const ms = positiveInt(env, 'COMMAND_TEST_PAUSE_MS');
+  if (ms === undefined || env.NODE_ENV === 'production') return undefined;
+  const at = env.COMMAND_TEST_PAUSE_AT ?? 'before-commit';
+  if (at !== 'before-commit' && at !== 'after-commit') {
+    throw new ConfigError(`COMMAND_TEST_PAUSE_AT must be before-commit or after-commit, got '${at}'`);
+  }
+  return { at, ms };
+}
+
+const RESPAWN_DELAY_MS = 1000;
+
+function runPrimary(processes: number): void {
+  const logger = createLogger('commands-primary', process.env.LOG_LEVEL || 'info');
+  let stopping = false;
+  const fork = () =>
+    cluster.fork().on('exit', (code, signal) => {
+      if (stopping) return;
+      logger.error({ code, signal }, 'command worker process died; starting another');
+      setTimeout(fork, RESPAWN_DELAY_MS).unref();
+    });
+  for (let i = 0; i < processes; i++) fork();
+  const stop = (signal: NodeJS.Signals) => {
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  cluster.on('exit', () => {
+    if (stopping && Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+  });
+}
+
+async function runWorker(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger('commands', config.logLevel);
+  const options: CommandWorkerOptions = {
+    logger,
+    stalledRecovery: {
+      lockDuration: positiveInt(process.env, 'COMMAND_LOCK_DURATION_MS'),
+      stalledInterval: positiveInt(process.env, 'COMMAND_STALLED_INTERVAL_MS'),
+    },
+    testPause: testPauseOf(process.env),
+  };
+  if (options.testPause) logger.warn(options.testPause, 'COMMAND_TEST_PAUSE is set: every command is held (test only)');
+  const worker = await startCommandWorker(config, options);
+  logger.info({ concurrency: config.workerConcurrency }, 'command worker ready');
+  closeOnSignals(logger, () => worker.close());
+}
+
+async function main(): Promise<void> {
+  const processes = positiveInt(process.env, 'COMMAND_WORKER_PROCESSES') ?? 1;
+  if (processes > 1 && cluster.isPrimary) runPrimary(processes);
+  else await runWorker();
+}
+
+main().catch((err: unknown) => {
+  console.error(`[commands] failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});
