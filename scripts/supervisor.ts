@@ -6,7 +6,8 @@ import path from 'node:path';
  * per process, all stopped together on Ctrl-C/SIGTERM or when any one of them dies.
  */
 
-const root = path.resolve(__dirname, '..');
+// Compiled to dist/scripts/: the project root is two levels up.
+const root = path.resolve(__dirname, '../..');
 const PROCESSES: [string, string][] = [
   ['api', 'dist/api/main.js'],
   ['commands', 'dist/workers/commands/main.js'],

@@ -43,7 +43,8 @@ ensure_redis_binary() {
 
 # As root, PostgreSQL must run as an unprivileged user on a directory that user owns and can reach.
 pg_run() {
-  if is_root; then runuser -u postgres -- "$@"; else "$@"; fi
+  # From / so the postgres user is not refused the caller's working directory.
+  if is_root; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 pg_data_dir() {

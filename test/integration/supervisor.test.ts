@@ -1,0 +1,74 @@
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { createTestDatabase, uniqueQueuePrefix, type TestDatabase } from '../support/test-database';
+import { eventually } from '../support/queues';
+
+// What `npm start` runs after provisioning: the supervisor with the API and one process of each
+// worker kind, as real child processes.
+const root = path.resolve(__dirname, '../../..');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+let db: TestDatabase;
+test.before(async () => {
+  db = await createTestDatabase();
+});
+test.after.always(async () => {
+  await db?.drop();
+});
+
+test('the supervisor serves, runs every worker kind, and stops them all on SIGTERM', async (t) => {
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(root, 'dist/scripts/supervisor.js')], {
+    env: {
+      ...process.env,
+      DATABASE_URL: db.url,
+      QUEUE_PREFIX: uniqueQueuePrefix(),
+      PORT: String(port),
+      AUTH_MOCK: 'true',
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'test',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    await eventually(async () => (await fetch(`${base}/health/ready`).catch(() => undefined))?.ok, 20_000);
+    t.regex(output, new RegExp(`http://localhost:${port}`));
+    // A write answered 201 proves a command worker process runs; its activity, a notification one.
+    const created = await fetch(`${base}/Countries`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ Name: 'Italy', IsoCode: 'IT' }),
+    });
+    t.is(created.status, 201);
+    const id = created.headers.get('location')!.split('/').pop()!;
+    await eventually(async () => {
+      const res = await fetch(`${base}/Activities?$filter=${encodeURIComponent(`EntityId eq '${id}'`)}`);
+      return ((await res.json()) as unknown[]).length === 1;
+    }, 10_000);
+    // …and a view worker process: the new country is searchable.
+    await eventually(async () => {
+      const res = await fetch(`${base}/Countries?$search=italy`);
+      return ((await res.json()) as unknown[]).length === 1;
+    }, 10_000);
+  } finally {
+    child.kill('SIGTERM');
+  }
+  t.is(await exited, 0, output);
+  t.regex(output, /all stopped/);
+});
