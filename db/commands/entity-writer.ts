@@ -79,7 +79,8 @@ function pick(row: Row, columns: string[]): ColumnValues {
 /**
  * Writes `body` as a new row (`existing` null) or over `existing`, which the caller has locked.
  * `extra` holds service-set columns (a position among siblings). An unchanged row is not updated,
- * so its version only moves when something a client can read moved.
+ * so its version only moves when something a client can read moved. `collections`, when given,
+ * names the only owned collections that may have changed (a PATCH touching none skips them all).
  */
 export async function writeEntity(
   trx: Knex.Transaction,
@@ -87,6 +88,7 @@ export async function writeEntity(
   body: WriteBody,
   existing: Row | null,
   extra: ColumnValues = {},
+  collections?: ReadonlySet<string>,
 ): Promise<WrittenEntity> {
   const keys = await resolveRelations(trx, entity.name, relationRefsOf(entity, body));
   const values = { ...columnsOf(entity.fields, entity.relations, body, keys, ''), ...extra };
@@ -98,11 +100,12 @@ export async function writeEntity(
 
   const changedCollections: string[] = [];
   for (const owned of ownedCollectionsOf(entity)) {
+    if (collections && !collections.has(owned.name)) continue;
     const desired = (body[owned.name] as WriteItem[]).map((item, i) => ({
       id: typeof item.Id === 'string' ? decodeId(owned.item.name, item.Id) : null,
       values: columnsOf(owned.item.fields, owned.item.relations, item, keys, `.${owned.name}[${i}]`),
     }));
-    if (await writeOwnedCollection(trx, owned.item, id, desired)) changedCollections.push(owned.name);
+    if (await writeOwnedCollection(trx, owned.item, id, desired, !existing)) changedCollections.push(owned.name);
   }
 
   let version = created?.version ?? existing!.version;

@@ -20,19 +20,29 @@ export function itemColumns(item: OwnedItemType): string[] {
 /**
  * Rewrites one owned collection of a parent to the desired items (plan in
  * domain/writes/owned-collection-plan.ts). The parent row is locked by the caller, so the children
- * read here cannot change underneath. Returns whether anything changed.
+ * read here cannot change underneath. `parentIsNew` skips reading children a row just inserted
+ * cannot have. Returns whether anything changed.
  */
 export async function writeOwnedCollection(
   trx: Knex.Transaction,
   item: OwnedItemType,
   parentId: number,
   desired: readonly DesiredChild[],
+  parentIsNew = false,
 ): Promise<boolean> {
   const columns = itemColumns(item);
-  const rows = (await trx(item.table)
-    .select('id', 'position', ...columns)
-    .where(item.foreignKey, parentId)
-    .orderBy([{ column: 'position' }, { column: 'id' }])) as Record<string, unknown>[];
+  if (parentIsNew && desired.length === 0) return false;
+  if (desired.length === 0) {
+    // Emptying a collection needs no plan: one statement says whether there was anything.
+    const removed = await trx(item.table).where(item.foreignKey, parentId).delete().returning('id');
+    return removed.length > 0;
+  }
+  const rows = parentIsNew
+    ? []
+    : ((await trx(item.table)
+        .select('id', 'position', ...columns)
+        .where(item.foreignKey, parentId)
+        .orderBy([{ column: 'position' }, { column: 'id' }])) as Record<string, unknown>[]);
   const existing: ExistingChild[] = rows.map((row) => ({
     id: row.id as number,
     position: row.position as number,

@@ -1,6 +1,7 @@
 import { readPatchableDocument } from '../../db/commands/entity-document';
 import { parseWriteBody } from '../../domain/validation/write-body';
 import { applyPatch } from '../../domain/writes/json-patch';
+import type { PatchOperation } from '../../domain/commands/command';
 import { rowNotFound, targetKey, type CommandHandler } from './command-handler';
 import { updateEntity } from './update-entity';
 
@@ -11,10 +12,34 @@ import { updateEntity } from './update-entity';
 export const patchEntity: CommandHandler = async (ctx) => {
   const { entity, command } = ctx;
   const key = targetKey(ctx);
-  return updateEntity(ctx, async (trx) => {
-    const document = await readPatchableDocument(trx, entity, key);
-    if (!document) throw rowNotFound(entity, key);
-    const patched = applyPatch(entity, document, command.patch ?? []);
-    return parseWriteBody(entity, patched, key);
-  });
+  const operations = command.patch ?? [];
+  return updateEntity(
+    ctx,
+    async (trx) => {
+      const document = await readPatchableDocument(trx, entity, key);
+      if (!document) throw rowNotFound(entity, key);
+      const patched = applyPatch(entity, document, operations);
+      return parseWriteBody(entity, patched, key);
+    },
+    topLevelMembers(operations),
+  );
 };
+
+/**
+ * Members the operations can change (`/Notes/-` → Notes; a `move` changes its `from` too), so the
+ * owned collections no operation touches are not re-read; undefined when the whole document is
+ * replaced (path '').
+ */
+function topLevelMembers(operations: readonly PatchOperation[]): ReadonlySet<string> | undefined {
+  const members = new Set<string>();
+  for (const op of operations) {
+    const pointers = op.op === 'move' ? [op.path, op.from] : [op.path];
+    for (const pointer of pointers) {
+      if (typeof pointer !== 'string') continue;
+      if (pointer === '') return undefined;
+      // The first reference token of a JSON pointer, unescaped (RFC 6901).
+      members.add((pointer.split('/')[1] ?? '').replace(/~1/g, '/').replace(/~0/g, '~'));
+    }
+  }
+  return members;
+}

@@ -11,6 +11,7 @@ import { assertIfMatch, rowNotFound, targetKey, type Applied, type HandlerContex
 export async function updateEntity(
   ctx: HandlerContext,
   bodyFor: (trx: Knex.Transaction) => Promise<WriteBody>,
+  touchedCollections?: ReadonlySet<string>,
 ): Promise<Applied> {
   const { trx, entity } = ctx;
   const key = targetKey(ctx);
@@ -19,7 +20,7 @@ export async function updateEntity(
   assertIfMatch(ctx, locked.row);
   const body = await bodyFor(trx);
   const named = await lockOwnersNamedBy(trx, entity, body, locked);
-  const written = await writeEntity(trx, entity, body, locked.row, named.extra);
+  const written = await writeEntity(trx, entity, body, locked.row, named.extra, touchedCollections);
   if (written.changedFields.length) await touchOwners(trx, [...locked.owners, ...named.owners]);
   return { dbId: key, verb: 'Updated', ...written };
 }
