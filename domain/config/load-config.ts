@@ -31,6 +31,11 @@ export interface AppConfig {
   /** Jobs one worker process runs at once. */
   workerConcurrency: number;
   dbPoolMax: number;
+  /**
+   * How soon a job of a dead worker process runs again (BullMQ's lock duration and stalled-check
+   * interval; its 30 s defaults when unset). Every worker of a queue should use the same values.
+   */
+  stalledRecovery: { lockDuration?: number; stalledInterval?: number };
 }
 
 export class ConfigError extends Error {}
@@ -41,6 +46,10 @@ function int(env: Record<string, string | undefined>, name: string, fallback: nu
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer ≥ ${min}, got '${raw}'`);
   return n;
+}
+
+function optionalInt(env: Record<string, string | undefined>, name: string): number | undefined {
+  return env[name] === undefined || env[name] === '' ? undefined : int(env, name, 0);
 }
 
 function bool(env: Record<string, string | undefined>, name: string): boolean | undefined {
@@ -94,5 +103,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxTop: int(env, 'MAX_TOP', 1000),
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 16),
     dbPoolMax: int(env, 'DB_POOL_MAX', 20),
+    stalledRecovery: {
+      lockDuration: optionalInt(env, 'WORKER_LOCK_DURATION_MS'),
+      stalledInterval: optionalInt(env, 'WORKER_STALLED_INTERVAL_MS'),
+    },
   };
 }

@@ -12,7 +12,7 @@ import type { TestPause } from './command-runner';
  * - WORKER_CONCURRENCY: jobs one process runs at once (loadConfig).
  * - COMMAND_WORKER_PROCESSES: processes to run (default 1); a process that dies is replaced.
  * - COMMAND_LOCK_DURATION_MS, COMMAND_STALLED_INTERVAL_MS: how soon a job of a dead process runs
- *   again (BullMQ defaults, 30 s, when unset).
+ *   again; default WORKER_LOCK_DURATION_MS / WORKER_STALLED_INTERVAL_MS, else BullMQ's 30 s.
  * - COMMAND_TEST_PAUSE_MS with COMMAND_TEST_PAUSE_AT=before-commit|after-commit: test only, ignored
  *   when NODE_ENV=production. Holds every command at that point so a test can kill the process
  *   mid-command and watch another worker recover the stalled job.
@@ -65,8 +65,9 @@ async function runWorker(): Promise<void> {
   const options: CommandWorkerOptions = {
     logger,
     stalledRecovery: {
-      lockDuration: positiveInt(process.env, 'COMMAND_LOCK_DURATION_MS'),
-      stalledInterval: positiveInt(process.env, 'COMMAND_STALLED_INTERVAL_MS'),
+      lockDuration: positiveInt(process.env, 'COMMAND_LOCK_DURATION_MS') ?? config.stalledRecovery.lockDuration,
+      stalledInterval:
+        positiveInt(process.env, 'COMMAND_STALLED_INTERVAL_MS') ?? config.stalledRecovery.stalledInterval,
     },
     testPause: testPauseOf(process.env),
   };

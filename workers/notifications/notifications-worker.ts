@@ -14,6 +14,7 @@ export async function startNotificationsWorker(config: AppConfig): Promise<Runni
     redisUrl: config.redisUrl,
     prefix: config.queuePrefix,
     concurrency: config.workerConcurrency,
+    stalledRecovery: config.stalledRecovery,
     logger,
     handlers: Object.fromEntries(ALL_EVENT_NAMES.map((name) => [name, record])),
     expectedJobNames: ALL_EVENT_NAMES,

@@ -15,6 +15,7 @@ export async function startViewsWorker(config: AppConfig): Promise<RunningWorker
     redisUrl: config.redisUrl,
     prefix: config.queuePrefix,
     concurrency: config.workerConcurrency,
+    stalledRecovery: config.stalledRecovery,
     logger,
     handlers: {
       ...Object.fromEntries(ALL_EVENT_NAMES.map((name) => [name, reindex])),
