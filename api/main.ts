@@ -6,6 +6,7 @@ import { createLogger } from '../db/infra/logger';
 import { createRedis } from '../db/infra/redis';
 import { createCommandBus } from './commands/command-bus';
 import { createQueueRegistry } from './jobs/queue-registry';
+import { isClusterPrimary, processCount, runClusterPrimary } from '../db/infra/cluster-primary';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -64,7 +65,17 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-main().catch((err: unknown) => {
+/** API_PROCESSES copies share the port under one primary (default: one process, no primary). */
+function start(): Promise<void> {
+  const processes = processCount('API_PROCESSES');
+  if (processes > 1 && isClusterPrimary()) {
+    runClusterPrimary(processes, createLogger('api-primary', process.env.LOG_LEVEL || 'info'));
+    return Promise.resolve();
+  }
+  return main();
+}
+
+start().catch((err: unknown) => {
   console.error(`[api] failed to start: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });

@@ -18,6 +18,10 @@ const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? '1,32').split(',').map(N
 const API_PORT = 3901;
 const FLOOR_PORT = 3902;
 const databaseUrl = process.env.DATABASE_URL!;
+/** BENCH_ONLY=keyed,post,… limits the run to some scenarios (scaling runs); empty runs all. */
+const ONLY = new Set((process.env.BENCH_ONLY ?? '').split(',').filter(Boolean));
+const selected = (name: string) =>
+  ONLY.size === 0 || [...ONLY].some((key) => name.toLowerCase().includes(key.toLowerCase()));
 const redisUrl = process.env.REDIS_URL!;
 
 interface Row {
@@ -139,6 +143,7 @@ async function main(): Promise<void> {
     );
 
   for (const [i, scenario] of READ_SCENARIOS.entries()) {
+    if (!selected(scenario.name)) continue;
     for (const c of CONCURRENCIES) {
       const keyed = scenario.path.includes('{key}');
       const svc = await cannon({
@@ -159,7 +164,7 @@ async function main(): Promise<void> {
   }
 
   // Writes: POST minimal and PATCH, through the queue vs one direct transaction.
-  for (const c of CONCURRENCIES) {
+  for (const c of selected('POST') || selected('PATCH') ? CONCURRENCIES : []) {
     const post = {
       method: 'POST' as const,
       headers: { 'content-type': 'application/json' },
@@ -204,19 +209,28 @@ async function main(): Promise<void> {
     log(rows[rows.length - 1]!);
   }
 
-  // Export of every scheme: rows/s and the API's peak RSS while streaming.
-  const exportStart = Date.now();
-  const res = await fetch(`${service}/Export/Schemes`, { headers: { accept: 'application/x-ndjson' } });
-  let exported = 0;
-  if (res.ok && res.body) {
-    const reader = res.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      for (const byte of value) if (byte === 10) exported++;
+  // Export of every scheme in both formats: rows/s while streaming.
+  const exports: { format: string; rows: number; seconds: number; status: number }[] = [];
+  for (const format of selected('export') ? ['text/csv', 'application/x-ndjson'] : []) {
+    const started = Date.now();
+    const res = await fetch(`${service}/Export/Schemes`, { headers: { accept: format } });
+    let lines = 0;
+    if (res.ok && res.body) {
+      const reader = res.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        for (const byte of value) if (byte === 10) lines++;
+      }
     }
+    // CSV has a header line; NDJSON one line per row.
+    exports.push({
+      format,
+      rows: format === 'text/csv' ? lines - 1 : lines,
+      seconds: (Date.now() - started) / 1000,
+      status: res.status,
+    });
   }
-  const exportSeconds = (Date.now() - exportStart) / 1000;
   const peakRss = rss.peakMiB();
   rss.stop();
 
@@ -236,9 +250,11 @@ async function main(): Promise<void> {
     console.log(
       `| ${r.scenario} | ${r.concurrency} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.floorRps} | ${r.ratio ?? '–'} |`,
     );
-  console.log(
-    `\nexport: ${exported} rows in ${exportSeconds.toFixed(1)} s = ${Math.round(exported / exportSeconds)} rows/s (HTTP ${res.status})`,
-  );
+  for (const e of exports) {
+    console.log(
+      `export ${e.format}: ${e.rows} rows in ${e.seconds.toFixed(1)} s = ${Math.round(e.rows / e.seconds)} rows/s (HTTP ${e.status})`,
+    );
+  }
   console.log(`API peak RSS over the whole run: ${peakRss.toFixed(0)} MiB`);
 
   mkdirSync(path.join(root, 'bench/results'), { recursive: true });
@@ -252,7 +268,9 @@ async function main(): Promise<void> {
         schemes: schemeCount,
         durationSeconds: DURATION,
         rows: table,
-        export: { rows: exported, seconds: exportSeconds },
+        exports,
+        apiProcesses: process.env.API_PROCESSES ?? '1',
+        commandWorkerProcesses: process.env.COMMAND_WORKER_PROCESSES ?? '1',
         apiPeakRssMiB: peakRss,
       },
       null,

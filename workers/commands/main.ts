@@ -1,6 +1,6 @@
-import cluster from 'node:cluster';
 import { ConfigError, loadConfig } from '../../domain/config/load-config';
 import { createLogger } from '../../db/infra/logger';
+import { isClusterPrimary, processCount, runClusterPrimary } from '../../db/infra/cluster-primary';
 import { closeOnSignals } from '../shared/run-worker';
 import { startCommandWorker, type CommandWorkerOptions } from './command-worker';
 import type { TestPause } from './command-runner';
@@ -36,29 +36,6 @@ function testPauseOf(env: NodeJS.ProcessEnv): TestPause | undefined {
   return { at, ms };
 }
 
-const RESPAWN_DELAY_MS = 1000;
-
-function runPrimary(processes: number): void {
-  const logger = createLogger('commands-primary', process.env.LOG_LEVEL || 'info');
-  let stopping = false;
-  const fork = () =>
-    cluster.fork().on('exit', (code, signal) => {
-      if (stopping) return;
-      logger.error({ code, signal }, 'command worker process died; starting another');
-      setTimeout(fork, RESPAWN_DELAY_MS).unref();
-    });
-  for (let i = 0; i < processes; i++) fork();
-  const stop = (signal: NodeJS.Signals) => {
-    stopping = true;
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
-  cluster.on('exit', () => {
-    if (stopping && Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
-  });
-}
-
 async function runWorker(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('commands', config.logLevel);
@@ -78,9 +55,12 @@ async function runWorker(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const processes = positiveInt(process.env, 'COMMAND_WORKER_PROCESSES') ?? 1;
-  if (processes > 1 && cluster.isPrimary) runPrimary(processes);
-  else await runWorker();
+  const processes = processCount('COMMAND_WORKER_PROCESSES');
+  if (processes > 1 && isClusterPrimary()) {
+    runClusterPrimary(processes, createLogger('commands-primary', process.env.LOG_LEVEL || 'info'));
+  } else {
+    await runWorker();
+  }
 }
 
 main().catch((err: unknown) => {
