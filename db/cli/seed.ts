@@ -3,7 +3,7 @@ import { migrateAndSeed } from '../migrate';
 import { generateData } from '../seeds/generated-data.seed';
 import { rebuildAllDocuments } from '../search/search-indexer';
 
-/** `npm run seed -- --schemes N [--seed S]`: generated data, then its search documents. */
+/** `npm run seed -- --schemes N [--seed S] [--skip-search]`: generated data, then its search documents. */
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
   if (i < 0) return fallback;
@@ -33,12 +33,16 @@ async function main(): Promise<void> {
           });
     const loaded = Date.now();
     let last = 0;
-    const { documents } = await rebuildAllDocuments(knex, async ({ entity, done, total }) => {
-      if (Date.now() - last > 2000) {
-        last = Date.now();
-        console.error(`[seed] search documents: ${entity} ${done}/${total}`);
-      }
-    });
+    // `--skip-search` leaves the search read model to a later `POST /Jobs/RebuildViews`.
+    const skipSearch = process.argv.includes('--skip-search');
+    const { documents } = skipSearch
+      ? { documents: 0 }
+      : await rebuildAllDocuments(knex, async ({ entity, done, total }) => {
+          if (Date.now() - last > 2000) {
+            last = Date.now();
+            console.error(`[seed] search documents: ${entity} ${done}/${total}`);
+          }
+        });
     // Fresh statistics and visibility map, so plans and index-only scans are right from the start.
     await knex.raw('vacuum analyze');
     const total = Object.values(counts).reduce((a, b) => a + b, 0);

@@ -75,7 +75,10 @@ export function makeEvent(
 }
 
 /** Polls until `check` holds or the deadline passes (no fixed sleeps). */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 5000): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | null | false>,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

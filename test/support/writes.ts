@@ -62,12 +62,4 @@ export function assertProblem(
 }
 
 /** Polls until `check` gives a truthy value or the deadline passes (no fixed sleeps). */
-export async function waitFor<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+export { eventually as waitFor } from './queues';

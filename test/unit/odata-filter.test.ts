@@ -1,20 +1,12 @@
 import test from 'ava';
-import fc from 'fast-check';
 import buildQuery from 'odata-query';
 import { Expr, ODataSyntaxError, parseFilter } from '../../domain/odata';
+import { stripSpans, queryOptions, rejectsMacro } from '../support/odata-parsing';
+import { fuzzParser } from '../support/odata-parsing';
 
 // ---- span-free builders: most shape assertions ignore spans; dedicated tests check spans exactly.
 
-function strip(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(strip);
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value).filter(([key]) => key !== 'span');
-    return Object.fromEntries(entries.map(([key, item]) => [key, strip(item)]));
-  }
-  return value;
-}
-
-const shape = (text: string) => strip(parseFilter(text));
+const shape = (text: string) => stripSpans(parseFilter(text));
 const path = (...segments: string[]) => ({ kind: 'path', segments });
 const lit = (type: string, value: unknown, raw: string) => ({ kind: 'literal', type, value, raw });
 const str = (value: string) => lit('string', value, `'${value.replaceAll("'", "''")}'`);
@@ -31,28 +23,7 @@ const lambda = (op: string, collection: string[], variable: string | null, body:
   body,
 });
 
-/** Query options of an odata-query result (`?$filter=...&$top=1`), URL-decoded. */
-function queryOptions(query: string): Record<string, string> {
-  const options: Record<string, string> = {};
-  for (const pair of query.replace(/^\?/, '').split('&')) {
-    const equals = pair.indexOf('=');
-    options[decodeURIComponent(pair.slice(0, equals))] = decodeURIComponent(pair.slice(equals + 1));
-  }
-  return options;
-}
-
-const rejects = test.macro({
-  exec(t, text: string, position: number, offending: string, message?: string) {
-    const error = t.throws(() => parseFilter(text), { instanceOf: ODataSyntaxError });
-    t.is(error?.option, '$filter');
-    t.is(error?.position, position);
-    t.is(error?.offending, offending);
-    t.true(error?.message.startsWith('$filter: '));
-    t.true(error?.message.includes(`at position ${position}`));
-    if (message !== undefined) t.is(error?.message, message);
-  },
-  title: (_provided, text: string) => `rejects ${JSON.stringify(text)}`,
-});
+const rejects = rejectsMacro('$filter', parseFilter);
 
 // ---- operators and precedence
 
@@ -465,15 +436,6 @@ for (const [title, options, expected] of generated) {
 
 // ---- property-based: nothing but ODataSyntaxError escapes
 
-function onlySyntaxErrors(text: string): boolean {
-  try {
-    parseFilter(text);
-    return true;
-  } catch (error) {
-    return error instanceof ODataSyntaxError;
-  }
-}
-
 const fragments = [
   ' ',
   '(',
@@ -511,12 +473,6 @@ const fragments = [
 ];
 
 test('random strings produce an AST or an ODataSyntaxError', (t) => {
-  fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 80 }), onlySyntaxErrors), { numRuns: 3000 });
-  fc.assert(
-    fc.property(fc.array(fc.constantFrom(...fragments), { maxLength: 40 }), (parts) =>
-      onlySyntaxErrors(parts.join('')),
-    ),
-    { numRuns: 5000 },
-  );
+  fuzzParser(parseFilter, fragments);
   t.pass();
 });

@@ -3,7 +3,8 @@ import { createKnex } from '../../db/knex';
 import { createLogger, type Logger } from '../../db/infra/logger';
 import type { AppConfig } from '../../domain/config/load-config';
 import { loadConfig } from '../../domain/config/load-config';
-import { closeOnSignals } from './run-worker';
+import { closeOnSignals, createQueueWorker, type JobHandler } from './run-worker';
+import type { QueueName } from '../../domain/queues/queue-contracts';
 
 /** What a worker kind needs to run: config, its own database pool and logger. */
 export interface WorkerContext {
@@ -40,4 +41,36 @@ export function runWorkerProcess(name: string, start: (config: AppConfig) => Pro
     console.error(`[${name}] failed to start: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   });
+}
+
+/**
+ * Starts a worker of `queue` in this process with its own pool and logger. `handlersFor` gets the
+ * context and must name a handler for every one of `expectedJobNames` (the names producers send),
+ * or the worker refuses to start.
+ */
+export async function startQueueWorker(
+  config: AppConfig,
+  queue: QueueName,
+  expectedJobNames: readonly string[],
+  handlersFor: (ctx: WorkerContext) => Record<string, JobHandler>,
+): Promise<RunningWorker> {
+  const ctx = workerContext(config, queue);
+  const handlers = handlersFor(ctx);
+  const worker = createQueueWorker({
+    queue,
+    redisUrl: config.redisUrl,
+    prefix: config.queuePrefix,
+    concurrency: config.workerConcurrency,
+    stalledRecovery: config.stalledRecovery,
+    logger: ctx.logger,
+    handlers,
+    expectedJobNames,
+  });
+  await worker.waitUntilReady();
+  return {
+    async close() {
+      await worker.close();
+      await ctx.knex.destroy();
+    },
+  };
 }
