@@ -70,6 +70,9 @@ start_postgres() {
       || die "initdb failed for $dir"
   fi
   if ! pg_run "$PG_BIN/pg_ctl" -D "$dir" status >/dev/null 2>&1; then
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      die "port $port is taken by another server (another checkout's local PostgreSQL? stop it with 'npm run stores:stop' there), or choose other ports with DEV_PG_PORT / TEST_PG_PORT."
+    fi
     pg_run "$PG_BIN/pg_ctl" -D "$dir" -w -t 60 -l "$dir/../postgres.log" \
       -o "-p $port -c listen_addresses=127.0.0.1 -k $dir -c max_connections=300 -c shared_buffers=256MB -c fsync=${PG_FSYNC:-on}" \
       start >/dev/null || { tail -20 "$dir/../postgres.log" >&2; die "PostgreSQL failed to start on port $port"; }
