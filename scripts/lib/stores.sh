@@ -48,7 +48,8 @@ pg_run() {
 }
 
 pg_data_dir() {
-  local name=$1 dir="$PWD/.data/$name/pg"
+  local name=$1
+  local dir="$PWD/.data/$name/pg"
   if is_root && ! runuser -u postgres -- test -x "$PWD/.data" 2>/dev/null; then
     # The checkout lies where the postgres user cannot reach (e.g. a private temp dir).
     dir="/var/tmp/emapi-$(printf '%s' "$PWD" | sha1sum | cut -c1-12)/$name/pg"
@@ -93,7 +94,8 @@ stop_postgres() {
 }
 
 start_redis() {
-  local name=$1 port=$2 dir="$PWD/.data/$name/redis"
+  local name=$1 port=$2
+  local dir="$PWD/.data/$name/redis"
   ensure_redis_binary
   mkdir -p "$dir"
   if ! redis-cli -p "$port" ping >/dev/null 2>&1; then
