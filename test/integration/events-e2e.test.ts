@@ -113,10 +113,9 @@ test.serial('every write family leaves one activity per event, also when an even
   const [outboxRow] = (await stack.knex('outbox').whereRaw(`event->>'entityId' = ?`, [company]).select('event')) as {
     event: { eventId: string; name: string };
   }[];
-  const again = await queues
-    .queue(QUEUE.notifications)
-    .add(outboxRow!.event.name, outboxRow!.event, { jobId: `${outboxRow!.event.eventId}-again` });
-  await again.waitUntilFinished(await queues.queueEvents(QUEUE.notifications), 10_000);
+  await queues.run(QUEUE.notifications, outboxRow!.event.name, outboxRow!.event, {
+    jobId: `${outboxRow!.event.eventId}-again`,
+  });
   const rows = await stack.knex('activities').where({ event_id: outboxRow!.event.eventId });
   t.is(rows.length, 1);
 });
@@ -130,6 +129,7 @@ test.serial('a view worker killed mid-rebuild loses nothing: the restarted job f
   await stack.knex('search_fields').where({ entity_type: 'Company' }).delete();
 
   const first = viewWorkerProcess();
+  const events = await queues.queueEvents(QUEUE.views); // listening before the job can finish
   const job = await queues.queue(QUEUE.views).add(REBUILD_VIEWS_JOB, {}, { attempts: 3 });
   // Wait until the rebuild is under way (some batches saved), then kill the process outright.
   await eventually(async () => {
@@ -147,7 +147,7 @@ test.serial('a view worker killed mid-rebuild loses nothing: the restarted job f
 
   const second = viewWorkerProcess();
   try {
-    await job.waitUntilFinished(await queues.queueEvents(QUEUE.views), 60_000);
+    await job.waitUntilFinished(events, 60_000);
     const companies = Number(((await stack.knex('companies').count('* as n')) as { n: number }[])[0]!.n);
     const indexed = Number(
       (

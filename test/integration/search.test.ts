@@ -12,8 +12,7 @@ test.before(async () => {
   fx = await insertReadFixture(stack.knex);
   queues = new TestQueues(stack.config);
   // Rows were inserted behind the pipeline's back: build the read model with the rebuild job.
-  const job = await queues.queue(QUEUE.views).add(REBUILD_VIEWS_JOB, {});
-  await job.waitUntilFinished(await queues.queueEvents(QUEUE.views), 20_000);
+  await queues.run(QUEUE.views, REBUILD_VIEWS_JOB, {}, {}, 20_000);
 });
 test.after.always(async () => {
   await queues?.close();
@@ -125,10 +124,7 @@ test.serial('the same event delivered twice leaves one activity; /Activities rea
   const event = makeEvent('Scheme', 'Updated', fx.schemes[0]!, { changedFields: ['SchemeName'], subject: 'alice' });
   await queues.publish(event);
   // A second delivery: a new job (the first is gone from the queue) carrying the same event id.
-  const again = await queues
-    .queue(QUEUE.notifications)
-    .add(event.name, event, { jobId: `${event.eventId}-redelivery` });
-  await again.waitUntilFinished(await queues.queueEvents(QUEUE.notifications), 10_000);
+  await queues.run(QUEUE.notifications, event.name, event, { jobId: `${event.eventId}-redelivery` });
   const rows = await stack.knex('activities').where({ event_id: event.eventId });
   t.is(rows.length, 1);
   const res = await stack.get(

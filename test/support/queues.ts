@@ -1,4 +1,4 @@
-import { Queue, QueueEvents } from 'bullmq';
+import { Queue, QueueEvents, type JobsOptions } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import type { AppConfig } from '../../domain/config/load-config';
 import { encodeId } from '../../domain/ids/id-codec';
@@ -38,11 +38,26 @@ export class TestQueues {
     return e;
   }
 
+  /**
+   * Adds a job and waits for it to finish. The events reader is made ready first: it only sees
+   * events that happen after it starts, so a fast job would otherwise finish unseen.
+   */
+  async run(
+    queue: QueueName,
+    name: string,
+    data: unknown,
+    opts: JobsOptions = {},
+    timeoutMs = 10_000,
+  ): Promise<unknown> {
+    const events = await this.queueEvents(queue);
+    const job = await this.queue(queue).add(name, data, opts);
+    return job.waitUntilFinished(events, timeoutMs);
+  }
+
   /** Publishes an event to the views and notifications queues (as the outbox relay does) and waits. */
-  async publish(event: DomainEvent, opts: { wait?: boolean } = { wait: true }): Promise<void> {
+  async publish(event: DomainEvent): Promise<void> {
     for (const name of [QUEUE.views, QUEUE.notifications] as const) {
-      const job = await this.queue(name).add(event.name, event, { jobId: `${event.eventId}` });
-      if (opts.wait !== false) await job.waitUntilFinished(await this.queueEvents(name), 10_000);
+      await this.run(name, event.name, event, { jobId: `${event.eventId}` });
     }
   }
 
