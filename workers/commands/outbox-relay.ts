@@ -111,16 +111,36 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   }
   void housekeeping();
 
+  // Events committed while a publish is in flight wait for it and go out together: under load one
+  // relay transaction and one queue round trip carry many commands' events instead of one each.
+  let pending: string[] = [];
+  let publishing: Promise<void> | null = null;
+  function drain(): void {
+    if (publishing || pending.length === 0) return;
+    const eventIds = pending.splice(0, BATCH);
+    publishing = track(publishBatch({ eventIds }))
+      .then(
+        () => undefined,
+        (err: unknown) =>
+          logger.warn({ err: (err as Error).message, eventIds }, 'publishing events failed; the sweep will retry'),
+      )
+      .finally(() => {
+        publishing = null;
+        drain();
+      });
+  }
+
   return {
     publishSoon(eventIds) {
       if (closed) return; // the next sweep, in any process, picks these up
-      track(publishBatch({ eventIds })).catch((err: unknown) =>
-        logger.warn({ err: (err as Error).message, eventIds }, 'publishing events failed; the sweep will retry'),
-      );
+      pending.push(...eventIds);
+      drain();
     },
     async close() {
       closed = true;
       clearTimeout(timer);
+      pending = []; // left unpublished: the sweep of any command worker publishes them
+      await publishing;
       await Promise.allSettled([...inFlight]);
       await Promise.allSettled(queues.map((q) => q.close()));
     },
