@@ -4,24 +4,14 @@ import type { Redis } from 'ioredis';
 import { createRedis } from '../../db/infra/redis';
 import { REBUILD_VIEWS_JOB } from '../../domain/queues/queue-contracts';
 import { startStack, type Stack } from '../support/stack';
+import type { JobEntry } from '../../api/jobs/job-entry';
 
 /**
  * /Jobs over the real BullMQ queues (mock Admin, no workers running): jobs are moved through their
  * states by hand with a manual worker, so every state is observed without waiting on timers.
  */
 
-interface Entry {
-  Queue: string;
-  Id: string;
-  Name: string;
-  State: string;
-  Attempts: number;
-  Progress: unknown;
-  CreatedAt: string | null;
-  ProcessedAt: string | null;
-  FinishedAt: string | null;
-  FailedReason: string | null;
-}
+type Entry = JobEntry;
 
 let stack: Stack;
 let connection: Redis;
