@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../db/infra/logger';
@@ -102,11 +101,14 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
 
   /** Registers for the outcome of `id`; settles once, from an event, a poll or the deadline. */
   function waitFor(id: string) {
-    const abort = new AbortController();
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     let settle!: (outcome: Dispatched) => void;
     const outcome = new Promise<Dispatched>((resolve) => {
       settle = (value) => {
-        abort.abort();
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
         resolve(value);
       };
     });
@@ -115,9 +117,19 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
     return {
       outcome,
       settle,
-      signal: abort.signal,
+      get settled() {
+        return settled;
+      },
+      /** Resolves after `ms`, or at once when the wait settles. (No AbortSignal: aborting builds an error with a stack per request.) */
+      pause(ms: number): Promise<void> {
+        return new Promise((resolve) => {
+          if (settled) return resolve();
+          timer = setTimeout(resolve, ms);
+          void outcome.then(() => resolve());
+        });
+      },
       release() {
-        abort.abort();
+        settle({ state: 'pending' });
         const waiting = waiters.get(id);
         waiting?.delete(settle);
         if (waiting?.size === 0) waiters.delete(id);
@@ -128,11 +140,11 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
   /** Reads the job's state every POLL_INTERVAL_MS (events can be missed) and once more at the deadline. */
   async function pollUntil(id: string, wait: ReturnType<typeof waitFor>, deadline: number, first = POLL_INTERVAL_MS) {
     let delay = first;
-    while (!wait.signal.aborted) {
+    while (!wait.settled) {
       const pause = Math.min(delay, deadline - Date.now());
       delay = POLL_INTERVAL_MS;
-      if (pause > 0) await sleep(pause, undefined, { signal: wait.signal }).catch(() => undefined);
-      if (wait.signal.aborted) return;
+      if (pause > 0) await wait.pause(pause);
+      if (wait.settled) return;
       const final = Date.now() >= deadline;
       const status = await readOutcome(id).catch((err: unknown) => {
         logger.warn({ commandId: id, err: (err as Error).message }, 'reading command state failed');
@@ -167,10 +179,12 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
         throw new QueueUnavailableError(err);
       },
     );
-    const abort = new AbortController();
-    const late = sleep(Math.max(0, deadline - Date.now()), false, { signal: abort.signal }).catch(() => false);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+    });
     // Promise.race handles a late rejection of `added`; nothing is left unhandled.
-    const inTime = await Promise.race([added, late]).finally(() => abort.abort());
+    const inTime = await Promise.race([added, late]).finally(() => clearTimeout(timer));
     if (!inTime) logger.warn({ commandId: command.commandId }, 'enqueue not confirmed by the deadline');
     return inTime;
   }

@@ -1,10 +1,13 @@
 import type { Knex } from 'knex';
 import type { Command, CommandResult } from '../../domain/commands/command';
+import type { DomainEvent } from '../../domain/events/domain-event';
 
 /**
- * command_log: the exactly-once guarantee of the write side (DESIGN §11). A command claims its id
- * first thing in its transaction; a second delivery of the same id waits on that primary key until
- * the first commits or rolls back, then either finds the recorded result or claims the id itself.
+ * command_log: the exactly-once guarantee of the write side (DESIGN §11). A command writes its id
+ * and result last thing in its transaction; a second delivery of the same id waits on that primary
+ * key until the first commits or rolls back, then either finds the id taken (and rolls back its own
+ * work) or records itself. Writing it last, with the outbox rows, costs one statement instead of a
+ * claim at the start plus a result at the end.
  */
 
 export interface CommandLogEntry {
@@ -53,23 +56,35 @@ export async function findCommand(knex: Knex | Knex.Transaction, commandId: stri
 }
 
 /**
- * Claims the command's id in `trx`. Returns null when this delivery owns it (and must apply the
- * command), or the entry an earlier delivery committed.
+ * Records a successful command and its events in one statement at the end of its transaction:
+ * the outbox rows and the command_log row. Returns false when the id is logged already: an earlier
+ * delivery committed first (a concurrent one is waited for on the primary key), and the caller must
+ * roll back everything this delivery did and return the recorded result instead.
  */
-export async function claimCommand(trx: Knex.Transaction, command: Command): Promise<CommandLogEntry | null> {
-  const claimed = await trx('command_log')
-    .insert(rowOf(command, null))
-    .onConflict('command_id')
-    .ignore()
-    .returning('command_id');
-  if (claimed.length) return null;
-  return findCommand(trx, command.commandId);
-}
-
-export async function recordResult(trx: Knex.Transaction, commandId: string, result: CommandResult): Promise<void> {
-  await trx('command_log')
-    .where('command_id', commandId)
-    .update({ result: JSON.stringify(result) });
+export async function recordCommand(
+  trx: Knex.Transaction,
+  command: Command,
+  result: CommandResult,
+  events: readonly DomainEvent[],
+): Promise<boolean> {
+  const row = rowOf(command, result);
+  const outbox = events.length
+    ? `with outboxed as (insert into outbox (event_id, event) values ${events.map(() => '(?, ?)').join(', ')}) `
+    : '';
+  const inserted = await trx.raw<{ rows: unknown[] }>(
+    `${outbox}insert into command_log (command_id, name, entity, subject, request_hash, result)
+     values (?, ?, ?, ?, ?, ?) on conflict (command_id) do nothing returning command_id`,
+    [
+      ...events.flatMap((event) => [event.eventId, JSON.stringify(event)]),
+      row.command_id,
+      row.name,
+      row.entity,
+      row.subject,
+      row.request_hash,
+      row.result,
+    ],
+  );
+  return inserted.rows.length > 0;
 }
 
 /**

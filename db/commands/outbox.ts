@@ -2,9 +2,12 @@ import type { Knex } from 'knex';
 import type { DomainEvent } from '../../domain/events/domain-event';
 
 /**
- * The transactional outbox (DESIGN §1): events are inserted with the command's writes and relayed
- * to the event queues after commit. A row is locked while it is being published (`skip locked`),
- * so the relay right after a commit and the periodic sweep never publish the same row at once.
+ * The transactional outbox (DESIGN §1): events are inserted with the command's writes
+ * (command-log.ts `recordCommand`) and relayed to the event queues after commit: at once, from the
+ * committing process's memory, or by the periodic sweep, which locks the rows it publishes (`skip
+ * locked`) so two sweeps never publish the same rows at once. The sweep only takes rows older than
+ * its interval, so it rarely meets a fresh commit still being relayed; when it does, the event is
+ * published twice, which the queues (job id = event id) and the idempotent consumers absorb.
  */
 
 export interface OutboxRow {
@@ -12,28 +15,29 @@ export interface OutboxRow {
   event: DomainEvent;
 }
 
-export async function addToOutbox(trx: Knex.Transaction, events: readonly DomainEvent[]): Promise<void> {
-  if (!events.length) return;
-  await trx('outbox').insert(events.map((event) => ({ event_id: event.eventId, event: JSON.stringify(event) })));
-}
-
-/**
- * Unpublished rows, oldest first, locked for this transaction: those of `eventIds`, or (for the
- * sweep) every row written at least `olderThanMs` ago.
- */
-export async function lockUnpublished(
-  trx: Knex.Transaction,
-  limit: number,
-  which: { eventIds: readonly string[] } | { olderThanMs: number },
-): Promise<OutboxRow[]> {
-  const query = trx('outbox').select('id', 'event').whereNull('published_at').orderBy('id').limit(limit);
-  if ('eventIds' in which) query.whereIn('event_id', which.eventIds);
-  else query.where('created_at', '<', new Date(Date.now() - which.olderThanMs));
-  return (await query.forUpdate().skipLocked()) as OutboxRow[];
+/** Rows still unpublished `olderThanMs` after they were written, oldest first, locked for this transaction. */
+export async function lockUnpublished(trx: Knex.Transaction, limit: number, olderThanMs: number): Promise<OutboxRow[]> {
+  return (await trx('outbox')
+    .select('id', 'event')
+    .whereNull('published_at')
+    .where('created_at', '<', new Date(Date.now() - olderThanMs))
+    .orderBy('id')
+    .limit(limit)
+    .forUpdate()
+    .skipLocked()) as OutboxRow[];
 }
 
 export async function markPublished(trx: Knex.Transaction, ids: readonly number[]): Promise<void> {
   if (ids.length) await trx('outbox').whereIn('id', ids).update({ published_at: trx.fn.now() });
+}
+
+/** Marks events published by id (one statement, no lock: publishing twice is harmless). */
+export async function markEventsPublished(knex: Knex, eventIds: readonly string[]): Promise<void> {
+  if (eventIds.length) {
+    await knex.raw('update outbox set published_at = now() where event_id = any(?::uuid[]) and published_at is null', [
+      eventIds as string[],
+    ]);
+  }
 }
 
 /** Published rows past the retention window; the activity log keeps the lasting record. */

@@ -31,20 +31,26 @@ export async function reindex(knex: Knex, entity: EntityDefinition, keys: number
   const all = searchable.fields
     .map(([field], i) => `setweight(${vector(i)}, '${weightOf(i, entity.searchFields[field]!)}')`)
     .join(' || ');
+  // One statement: upsert the non-empty documents, delete the rest (emptied fields, gone rows).
+  // The delete cannot see the upsert's rows (one snapshot) and touches only rows it does not write.
   await knex.raw(
-    `insert into search_fields (entity_type, entity_key, field, document, updated_at)
-     select ?, x.id, f.field, f.document, now()
-     from (select r.id, ${texts} from ${entity.table} r where r.id = any(?::int[])) x
-     cross join lateral (values ${[...perField, `('${ALL_FIELDS}', ${all})`].join(', ')}) as f(field, document)
-     on conflict (entity_type, entity_key, field)
-     do update set document = excluded.document, updated_at = excluded.updated_at`,
-    [entity.name, keys],
-  );
-  await knex.raw(
-    `delete from search_fields s
+    `with docs as (
+       select x.id, f.field, f.document
+       from (select r.id, ${texts} from ${entity.table} r where r.id = any(?::int[])) x
+       cross join lateral (values ${[...perField, `('${ALL_FIELDS}', ${all})`].join(', ')}) as f(field, document)
+       where f.document <> ''::tsvector
+     ),
+     upserted as (
+       insert into search_fields (entity_type, entity_key, field, document, updated_at)
+       select ?, id, field, document, now() from docs
+       on conflict (entity_type, entity_key, field)
+       do update set document = excluded.document, updated_at = excluded.updated_at
+       where search_fields.document is distinct from excluded.document
+     )
+     delete from search_fields s
      where s.entity_type = ? and s.entity_key = any(?::int[])
-       and (s.document = ''::tsvector or not exists (select 1 from ${entity.table} r where r.id = s.entity_key))`,
-    [entity.name, keys],
+       and not exists (select 1 from docs d where d.id = s.entity_key and d.field = s.field)`,
+    [keys, entity.name, entity.name, keys],
   );
 }
 

@@ -70,7 +70,7 @@ test('concurrent PUTs with the same If-Match: exactly one wins', async (t) => {
 test('the same command delivered twice to the handler is applied once', async (t) => {
   const knex = createKnex(stack.config.databaseUrl, 4);
   t.teardown(() => knex.destroy());
-  const committed: string[][] = [];
+  const committed: unknown[][] = [];
   const run = createCommandRunner({
     knex,
     logger: createLogger('test', 'silent'),
@@ -85,12 +85,15 @@ test('the same command delivered twice to the handler is applied once', async (t
     issuedAt: new Date().toISOString(),
   };
   const first = await run(command);
+  // Again as a first delivery (the final command_log insert finds the id), then as a redelivery.
   const second = await run(command);
+  const third = await run(command, { redelivered: true });
   // …and at the same time, as a stalled job recovered while the first delivery still runs.
   const concurrent = { ...command, commandId: randomUUID(), body: { ...command.body, Name: 'Delivered At Once' } };
   const [a, b] = await Promise.all([run(concurrent), run(concurrent)]);
   t.true(first.ok);
   t.deepEqual(second, first);
+  t.deepEqual(third, first);
   t.deepEqual(a, b);
   t.is(await count('companies', { name: 'Delivered Twice' }), 1);
   t.is(await count('companies', { name: 'Delivered At Once' }), 1);

@@ -8,9 +8,8 @@ import { DomainError, conflict } from '../../domain/errors/domain-error';
 import { eventName, type DomainEvent } from '../../domain/events/domain-event';
 import { encodeId } from '../../domain/ids/id-codec';
 import { IDEMPOTENCY_KEY_REUSED } from '../../domain/writes/command-ids';
-import { claimCommand, recordFailure, recordResult, type CommandLogEntry } from '../../db/commands/command-log';
+import { findCommand, recordCommand, recordFailure, type CommandLogEntry } from '../../db/commands/command-log';
 import { isRetryableDbError, translateDbError } from '../../db/commands/db-errors';
-import { addToOutbox } from '../../db/commands/outbox';
 import type { Logger } from '../../db/infra/logger';
 import type { Applied, CommandHandler } from './command-handler';
 import { createEntity } from './create-entity.handler';
@@ -19,10 +18,11 @@ import { patchEntity } from './patch-entity.handler';
 import { replaceEntity } from './replace-entity.handler';
 
 /**
- * Runs one command exactly once (DESIGN §1, §11): claim its id in command_log, apply it, write its
- * event to the outbox and its result to command_log, all in one transaction. A redelivery (stalled
- * job, Idempotency-Key repeat) finds the recorded result and returns it. Domain failures are
- * results too (no retry); infrastructure errors throw so BullMQ retries the job.
+ * Runs one command exactly once (DESIGN §1, §11): apply it, then write its event to the outbox and
+ * its result to command_log, all in one transaction. A redelivery (stalled job, Idempotency-Key
+ * repeat) finds the recorded result and returns it: up front when it may have run before, or at
+ * the end, when its command_log insert finds the id taken and everything it did is rolled back.
+ * Domain failures are results too (no retry); infrastructure errors throw so BullMQ retries the job.
  */
 
 const HANDLERS: Record<CommandName, CommandHandler> = {
@@ -47,16 +47,24 @@ export interface TestPause {
 export interface CommandRunnerDeps {
   knex: Knex;
   logger: Logger;
-  /** Called after commit with the ids of the events just written to the outbox. */
-  onCommitted(eventIds: string[]): void;
+  /** Called after commit with the events just written to the outbox. */
+  onCommitted(events: DomainEvent[]): void;
   testPause?: TestPause;
 }
 
-export type CommandRunner = (command: Command) => Promise<CommandResult>;
+export interface RunOptions {
+  /** The job ran before (a retry or a stalled job): look for a recorded result first. */
+  redelivered?: boolean;
+}
+
+export type CommandRunner = (command: Command, options?: RunOptions) => Promise<CommandResult>;
+
+/** Thrown inside the transaction to roll it back: an earlier delivery recorded this command. */
+class AlreadyRecorded extends Error {}
 
 interface Outcome {
   result: CommandResult;
-  eventIds: string[];
+  events: DomainEvent[];
 }
 
 function successOf(entity: EntityDefinition, applied: Applied): CommandResult {
@@ -106,15 +114,17 @@ export function createCommandRunner(deps: CommandRunnerDeps): CommandRunner {
   };
 
   async function applyOnce(trx: Knex.Transaction, command: Command, entity: EntityDefinition): Promise<Outcome> {
-    const earlier = await claimCommand(trx, command);
-    if (earlier) return { result: replayOf(earlier, command), eventIds: [] };
     const applied = await HANDLERS[command.name]({ trx, command, entity });
     const result = successOf(entity, applied);
     const event = eventOf(command, entity, applied);
-    await addToOutbox(trx, [event]);
-    await recordResult(trx, command.commandId, result);
+    if (!(await recordCommand(trx, command, result, [event]))) throw new AlreadyRecorded();
     await pause('before-commit', command);
-    return { result, eventIds: [event.eventId] };
+    return { result, events: [event] };
+  }
+
+  async function recorded(command: Command): Promise<CommandResult | null> {
+    const earlier = await findCommand(deps.knex, command.commandId);
+    return earlier ? replayOf(earlier, command) : null;
   }
 
   async function recordFailed(command: Command, error: DomainError): Promise<CommandResult> {
@@ -123,16 +133,26 @@ export function createCommandRunner(deps: CommandRunnerDeps): CommandRunner {
     return earlier ? replayOf(earlier, command) : result;
   }
 
-  return async function run(command: Command): Promise<CommandResult> {
+  return async function run(command: Command, options: RunOptions = {}): Promise<CommandResult> {
     if (!HANDLERS[command.name]) throw new Error(`unknown command name '${command.name}'`);
     const entity = entityByName(command.entity);
+    // Repeats are expected here; a first delivery skips the lookup (the final insert still guards).
+    if (options.redelivered || command.requestHash) {
+      const replay = await recorded(command);
+      if (replay) return replay;
+    }
     for (let attempt = 1; ; attempt++) {
       try {
         const outcome = await Model.transaction(deps.knex, (trx) => applyOnce(trx, command, entity));
-        if (outcome.eventIds.length) deps.onCommitted(outcome.eventIds);
+        if (outcome.events.length) deps.onCommitted(outcome.events);
         await pause('after-commit', command);
         return outcome.result;
       } catch (err) {
+        if (err instanceof AlreadyRecorded) {
+          const replay = await recorded(command);
+          if (!replay) throw new Error(`command ${command.commandId} was recorded and then vanished`, { cause: err });
+          return replay;
+        }
         const failure = err instanceof DomainError ? err : translateDbError(err, entity);
         if (failure) return recordFailed(command, failure);
         if (isRetryableDbError(err) && attempt < MAX_TRANSACTION_ATTEMPTS) {

@@ -36,10 +36,12 @@ export async function startCommandWorker(
   const run = createCommandRunner({
     knex,
     logger,
-    onCommitted: (eventIds) => relay.publishSoon(eventIds),
+    onCommitted: (events) => relay.publishSoon(events),
     testPause: options.testPause,
   });
-  const handle = (job: Job) => run(job.data as Command);
+  // A job started before (retry, or recovered after its worker died) may have committed already.
+  const handle = (job: Job) =>
+    run(job.data as Command, { redelivered: job.attemptsStarted > 1 || job.stalledCounter > 0 });
   const worker = createQueueWorker({
     queue: QUEUE.commands,
     redisUrl: config.redisUrl,

@@ -1,7 +1,8 @@
 import { Queue } from 'bullmq';
 import type { Knex } from 'knex';
 import { pruneCommandLog } from '../../db/commands/command-log';
-import { lockUnpublished, markPublished, prunePublished } from '../../db/commands/outbox';
+import { lockUnpublished, markEventsPublished, markPublished, prunePublished } from '../../db/commands/outbox';
+import type { DomainEvent } from '../../domain/events/domain-event';
 import type { Logger } from '../../db/infra/logger';
 import { bullConnection } from '../../db/infra/redis';
 import { QUEUE } from '../../domain/queues/queue-contracts';
@@ -15,6 +16,12 @@ import { QUEUE } from '../../domain/queues/queue-contracts';
 
 const BATCH = 200;
 const SWEEP_INTERVAL_MS = 1000;
+/**
+ * Published events are marked in one statement per this interval rather than one per command: a
+ * crash before the mark only means the sweep publishes them again, which the queues absorb (the
+ * job id is the event id and event jobs are kept an hour) and the consumers tolerate.
+ */
+const MARK_DELAY_MS = 100;
 const PRUNE_INTERVAL_MS = 10 * 60_000;
 /** Published events are kept a day for inspection; the activity log is the lasting record. */
 const OUTBOX_RETENTION_MS = 24 * 3600_000;
@@ -29,8 +36,8 @@ const EVENT_JOB_OPTIONS = {
 };
 
 export interface OutboxRelay {
-  /** Publishes these events now, in the background. */
-  publishSoon(eventIds: readonly string[]): void;
+  /** Publishes these just-committed events now, in the background. */
+  publishSoon(events: readonly DomainEvent[]): void;
   close(): Promise<void>;
 }
 
@@ -57,25 +64,48 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   const sweepIntervalMs = options.sweepIntervalMs ?? SWEEP_INTERVAL_MS;
 
-  async function publishBatch(which: Parameters<typeof lockUnpublished>[2]): Promise<number> {
+  /** Adds the events to both event queues, at once. */
+  async function publish(events: readonly DomainEvent[]): Promise<void> {
+    const jobs = events.map((event) => ({
+      name: event.name,
+      data: event,
+      opts: { ...EVENT_JOB_OPTIONS, jobId: event.eventId },
+    }));
+    await Promise.all(queues.map((queue) => queue.addBulk(jobs)));
+  }
+
+  /** The sweep: rows left unpublished for a while, locked while they are published. */
+  async function publishLeftBehind(olderThanMs: number): Promise<number> {
     return knex.transaction(async (trx) => {
-      const rows = await lockUnpublished(trx, BATCH, which);
+      const rows = await lockUnpublished(trx, BATCH, olderThanMs);
       if (!rows.length) return 0;
-      for (const queue of queues) {
-        await queue.addBulk(
-          rows.map((row) => ({
-            name: row.event.name,
-            data: row.event,
-            opts: { ...EVENT_JOB_OPTIONS, jobId: row.event.eventId },
-          })),
-        );
-      }
+      await publish(rows.map((row) => row.event));
       await markPublished(
         trx,
         rows.map((row) => row.id),
       );
       return rows.length;
     });
+  }
+
+  let toMark: string[] = [];
+  let markTimer: NodeJS.Timeout | undefined;
+  function flushMarks(): void {
+    clearTimeout(markTimer);
+    markTimer = undefined;
+    const eventIds = toMark.splice(0);
+    if (!eventIds.length) return;
+    track(markEventsPublished(knex, eventIds)).catch((err: unknown) =>
+      logger.warn({ err: (err as Error).message }, 'marking events published failed; the sweep will republish them'),
+    );
+  }
+
+  /** Just-committed events, from memory: one round trip per queue, no transaction; marked later. */
+  async function publishCommitted(events: readonly DomainEvent[]): Promise<void> {
+    await publish(events);
+    toMark.push(...events.map((event) => event.eventId));
+    if (toMark.length >= BATCH) flushMarks();
+    else markTimer ??= setTimeout(flushMarks, MARK_DELAY_MS);
   }
 
   function track<T>(work: Promise<T>): Promise<T> {
@@ -88,7 +118,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     let total = 0;
     for (;;) {
       // Fresh rows are their committing process's to publish; the sweep takes what was left behind.
-      const n = await publishBatch({ olderThanMs: sweepIntervalMs });
+      const n = await publishLeftBehind(sweepIntervalMs);
       total += n;
       if (n < BATCH) return total;
     }
@@ -113,16 +143,20 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   // Events committed while a publish is in flight wait for it and go out together: under load one
   // relay transaction and one queue round trip carry many commands' events instead of one each.
-  let pending: string[] = [];
+  let pending: DomainEvent[] = [];
   let publishing: Promise<void> | null = null;
+  let drainScheduled = false;
   function drain(): void {
     if (publishing || pending.length === 0) return;
-    const eventIds = pending.splice(0, BATCH);
-    publishing = track(publishBatch({ eventIds }))
+    const events = pending.splice(0, BATCH);
+    publishing = track(publishCommitted(events))
       .then(
         () => undefined,
         (err: unknown) =>
-          logger.warn({ err: (err as Error).message, eventIds }, 'publishing events failed; the sweep will retry'),
+          logger.warn(
+            { err: (err as Error).message, eventIds: events.map((event) => event.eventId) },
+            'publishing events failed; the sweep will retry',
+          ),
       )
       .finally(() => {
         publishing = null;
@@ -131,16 +165,24 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   }
 
   return {
-    publishSoon(eventIds) {
+    publishSoon(events) {
       if (closed) return; // the next sweep, in any process, picks these up
-      pending.push(...eventIds);
-      drain();
+      pending.push(...events);
+      // On the next turn of the event loop: the command's completion is on its way to Redis
+      // first, so the caller is answered before this process and Redis publish its events.
+      if (drainScheduled) return;
+      drainScheduled = true;
+      setImmediate(() => {
+        drainScheduled = false;
+        drain();
+      });
     },
     async close() {
       closed = true;
       clearTimeout(timer);
       pending = []; // left unpublished: the sweep of any command worker publishes them
       await publishing;
+      flushMarks();
       await Promise.allSettled([...inFlight]);
       await Promise.allSettled(queues.map((q) => q.close()));
     },
