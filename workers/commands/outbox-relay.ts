@@ -88,7 +88,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     });
   }
 
-  let toMark: string[] = [];
+  const toMark: string[] = [];
   let markTimer: NodeJS.Timeout | undefined;
   function flushMarks(): void {
     clearTimeout(markTimer);
