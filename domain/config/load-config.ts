@@ -32,6 +32,12 @@ export interface AppConfig {
   workerConcurrency: number;
   dbPoolMax: number;
   /**
+   * How long a command worker gathers committed events before publishing them together: one queue
+   * round trip and a burst the event workers take in one go, instead of a trickle of single jobs
+   * competing with the next request for the CPU. 0 publishes right after each completion.
+   */
+  eventPublishWindowMs: number;
+  /**
    * How soon a job of a dead worker process runs again (BullMQ's lock duration and stalled-check
    * interval; its 30 s defaults when unset). Every worker of a queue should use the same values.
    */
@@ -103,6 +109,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxTop: int(env, 'MAX_TOP', 1000),
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 16),
     dbPoolMax: int(env, 'DB_POOL_MAX', 20),
+    eventPublishWindowMs: int(env, 'EVENT_PUBLISH_WINDOW_MS', 25),
     stalledRecovery: {
       lockDuration: optionalInt(env, 'WORKER_LOCK_DURATION_MS'),
       stalledInterval: optionalInt(env, 'WORKER_STALLED_INTERVAL_MS'),

@@ -32,6 +32,7 @@ export async function startCommandWorker(
     prefix: config.queuePrefix,
     logger,
     sweepIntervalMs: options.outboxSweepIntervalMs,
+    publishWindowMs: config.eventPublishWindowMs,
   });
   const run = createCommandRunner({
     knex,

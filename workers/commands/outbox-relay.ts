@@ -47,6 +47,8 @@ export interface OutboxRelayOptions {
   prefix: string;
   logger: Logger;
   sweepIntervalMs?: number;
+  /** See AppConfig.eventPublishWindowMs. */
+  publishWindowMs?: number;
 }
 
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
@@ -63,6 +65,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   let lastPrune = 0;
 
   const sweepIntervalMs = options.sweepIntervalMs ?? SWEEP_INTERVAL_MS;
+  const publishWindowMs = options.publishWindowMs ?? 0;
 
   /** Adds the events to both event queues, at once. */
   async function publish(events: readonly DomainEvent[]): Promise<void> {
@@ -168,14 +171,16 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     publishSoon(events) {
       if (closed) return; // the next sweep, in any process, picks these up
       pending.push(...events);
-      // On the next turn of the event loop: the command's completion is on its way to Redis
-      // first, so the caller is answered before this process and Redis publish its events.
+      // Never in the same turn of the event loop: the command's completion goes to Redis first,
+      // so the caller is answered before this process and Redis publish its events.
       if (drainScheduled) return;
       drainScheduled = true;
-      setImmediate(() => {
+      const go = () => {
         drainScheduled = false;
         drain();
-      });
+      };
+      if (publishWindowMs > 0) setTimeout(go, publishWindowMs);
+      else setImmediate(go);
     },
     async close() {
       closed = true;
