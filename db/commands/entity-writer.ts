@@ -36,18 +36,28 @@ function refsOf(
   relations: Record<string, RelationField>,
   values: Record<string, unknown>,
   path: string,
+  current?: Row | null,
 ): RelationRef[] {
   const refs: RelationRef[] = [];
   for (const [name, relation] of Object.entries(relations)) {
     const ref = values[name] as Ref;
-    if (ref) refs.push({ path: `${path}.${name}`, target: relation.target, encodedId: ref.Id });
+    if (!ref) continue;
+    const held = current ? ((current[relation.column] as number | null) ?? null) : undefined;
+    refs.push({ path: `${path}.${name}`, target: relation.target, encodedId: ref.Id, current: held });
   }
   return refs;
 }
 
-function relationRefsOf(entity: EntityDefinition, body: WriteBody): RelationRef[] {
-  const refs = refsOf(entity.relations, body, '');
+/** The relations a write sets; those of owned collections it leaves alone are not looked at. */
+function relationRefsOf(
+  entity: EntityDefinition,
+  body: WriteBody,
+  existing: Row | null,
+  collections?: ReadonlySet<string>,
+): RelationRef[] {
+  const refs = refsOf(entity.relations, body, '', existing);
   for (const owned of ownedCollectionsOf(entity)) {
+    if (collections && !collections.has(owned.name)) continue;
     (body[owned.name] as WriteItem[]).forEach((item, i) => {
       refs.push(...refsOf(owned.item.relations, item, `.${owned.name}[${i}]`));
     });
@@ -90,7 +100,7 @@ export async function writeEntity(
   extra: ColumnValues = {},
   collections?: ReadonlySet<string>,
 ): Promise<WrittenEntity> {
-  const keys = await resolveRelations(trx, entity.name, relationRefsOf(entity, body));
+  const keys = await resolveRelations(trx, entity.name, relationRefsOf(entity, body, existing, collections));
   const values = { ...columnsOf(entity.fields, entity.relations, body, keys, ''), ...extra };
   await assertUniqueValues(trx, entity, values, existing?.id ?? null);
 

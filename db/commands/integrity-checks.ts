@@ -17,12 +17,17 @@ export interface RelationRef {
   path: string;
   target: string;
   encodedId: string;
+  /**
+   * The key the row already holds here. A reference left as it was needs no check: its foreign
+   * key already keeps the target from being deleted.
+   */
+  current?: number | null;
 }
 
 /**
- * Decodes and checks every referenced row; a `key share` lock keeps each from being deleted until
- * this command commits. Returns the keys by path; throws 400 listing every missing one (an
- * undecodable Id is reported the same way).
+ * Decodes and checks every newly referenced row, all in one statement; a `key share` lock keeps
+ * each from being deleted until this command commits. Returns the keys by path; throws 400 listing
+ * every missing one (an undecodable Id is reported the same way).
  */
 export async function resolveRelations(
   trx: Knex.Transaction,
@@ -35,29 +40,42 @@ export async function resolveRelations(
     const id = decodeId(ref.target, ref.encodedId);
     if (id === null) continue;
     keys.set(ref.path, id);
+    if (id === ref.current) continue;
     if (!wanted.has(ref.target)) wanted.set(ref.target, new Set());
     wanted.get(ref.target)!.add(id);
   }
-  const existing = new Map<string, Set<number>>();
-  for (const [target, ids] of wanted) {
-    const rows = await trx(entityByName(target).table)
-      .select('id')
-      .whereIn(
-        'id',
-        [...ids].sort((a, b) => a - b),
-      )
-      .orderBy('id')
-      .forKeyShare();
-    existing.set(target, new Set(rows.map((r: { id: number }) => r.id)));
-  }
+  const existing = await lockExisting(trx, wanted);
   const errors = refs
     .filter((ref) => {
       const id = keys.get(ref.path);
-      return id === undefined || !existing.get(ref.target)?.has(id);
+      return id === undefined || (id !== ref.current && !existing.get(ref.target)?.has(id));
     })
     .map((ref) => `${entityName}${ref.path}.Id: ${ref.target} '${ref.encodedId}' does not exist`);
   if (errors.length) throw validationFailed(errors);
   return keys;
+}
+
+/** Which of the wanted keys exist, per entity, each locked `for key share` (one statement). */
+async function lockExisting(
+  trx: Knex.Transaction,
+  wanted: Map<string, Set<number>>,
+): Promise<Map<string, Set<number>>> {
+  const existing = new Map<string, Set<number>>();
+  if (wanted.size === 0) return existing;
+  const targets = [...wanted.keys()];
+  // Locking clauses are not allowed beside UNION, but are inside WITH queries.
+  const ctes = targets.map(
+    (target, i) =>
+      `t${i} as (select id from ${entityByName(target).table} where id = any(?::int[]) order by id for key share)`,
+  );
+  const selects = targets.map((_, i) => `select ${i} as t, id from t${i}`);
+  const result = await trx.raw<{ rows: { t: number; id: number }[] }>(
+    `with ${ctes.join(', ')} ${selects.join(' union all ')}`,
+    targets.map((target) => [...wanted.get(target)!].sort((a, b) => a - b)),
+  );
+  targets.forEach((target) => existing.set(target, new Set()));
+  for (const row of result.rows) existing.get(targets[row.t]!)!.add(row.id);
+  return existing;
 }
 
 export function alreadyUsedMessage(entity: EntityDefinition, field: string, value: unknown): string {
