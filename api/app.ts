@@ -1,11 +1,10 @@
 import express, { type Express } from 'express';
-import { pinoHttp } from 'pino-http';
 import type { Knex } from 'knex';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../db/infra/logger';
 import type { AppConfig } from '../domain/config/load-config';
 import { errorHandler, notFoundHandler } from './http/error-handler';
-import { requestIdFor } from './http/request-id';
+import { requestLogger } from './http/request-logger';
 import { healthRoutes } from './health/health.routes';
 import { entityReadRoutes } from './entities/entity-read.routes';
 import { authenticate } from './auth/authenticate';
@@ -38,15 +37,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false); // entity ETags come from row versions, not body hashes
   app.set('query parser', 'simple');
 
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: requestIdFor,
-      customLogLevel: (_req, res, err) =>
-        err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug',
-      autoLogging: { ignore: (req) => req.url?.startsWith('/health/') ?? false },
-    }),
-  );
+  app.use(requestLogger(deps.logger, { ignore: (url) => url.startsWith('/health/') }));
   app.use(healthRoutes(deps.knex, deps.redis)); // the only routes open without a token
 
   const grants = cachedRoleGrants(deps.knex);

@@ -33,6 +33,8 @@ interface Row {
   p99: number;
   errors: number;
   requests: number;
+  /** The API's peak RSS during this run (service runs only). */
+  peakRssMiB?: number;
 }
 
 const children: ChildProcess[] = [];
@@ -59,19 +61,29 @@ async function waitFor(url: string, timeoutMs = 30_000): Promise<void> {
   }
 }
 
-/** Peak resident memory of a process, sampled from /proc. */
-function rssSampler(pid: number): { peakMiB: () => number; stop: () => void } {
+/** Peak resident memory of a process, sampled from /proc: over the whole run and per window. */
+function rssSampler(pid: number): { peakMiB: () => number; window: () => () => number; stop: () => void } {
   let peak = 0;
+  let windowPeak = 0;
   const timer = setInterval(() => {
     try {
       const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-      peak = Math.max(peak, kb / 1024);
+      const mib = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+      peak = Math.max(peak, mib);
+      windowPeak = Math.max(windowPeak, mib);
     } catch {
       // process gone
     }
   }, 100);
-  return { peakMiB: () => peak, stop: () => clearInterval(timer) };
+  return {
+    peakMiB: () => peak,
+    /** Starts a window; the function returned gives the peak since. */
+    window: () => {
+      windowPeak = 0;
+      return () => Math.round(windowPeak);
+    },
+    stop: () => clearInterval(timer),
+  };
 }
 
 async function cannon(opts: autocannon.Options): Promise<Result> {
@@ -135,6 +147,12 @@ async function main(): Promise<void> {
   const rss = rssSampler(api.pid!);
 
   const rows: Row[] = [];
+  /** A run against the service, with the API's peak RSS while it ran. */
+  const serviceRow = async (name: string, c: number, run: () => Promise<Result>): Promise<Row> => {
+    const peak = rss.window();
+    const result = await run();
+    return { ...rowOf(name, c, 'service', result), peakRssMiB: peak() };
+  };
   const service = `http://127.0.0.1:${API_PORT}`;
   const floor = `http://127.0.0.1:${FLOOR_PORT}`;
   const log = (r: Row) =>
@@ -146,12 +164,15 @@ async function main(): Promise<void> {
     if (!selected(scenario.name)) continue;
     for (const c of CONCURRENCIES) {
       const keyed = scenario.path.includes('{key}');
-      const svc = await cannon({
-        url: keyed ? service : `${service}${scenario.path}`,
-        connections: c,
-        ...(keyed ? { requests: rotating(keys, (k) => `/Schemes/${encoded.get(k)}`) } : {}),
-      });
-      rows.push(rowOf(scenario.name, c, 'service', svc));
+      rows.push(
+        await serviceRow(scenario.name, c, () =>
+          cannon({
+            url: keyed ? service : `${service}${scenario.path}`,
+            connections: c,
+            ...(keyed ? { requests: rotating(keys, (k) => `/Schemes/${encoded.get(k)}`) } : {}),
+          }),
+        ),
+      );
       log(rows[rows.length - 1]!);
       const fl = await cannon({
         url: keyed ? floor : `${floor}/floor/list/${i}`,
@@ -172,7 +193,7 @@ async function main(): Promise<void> {
       idReplacement: true,
     };
     rows.push(
-      rowOf('POST (minimal)', c, 'service', await cannon({ url: `${service}/Schemes`, connections: c, ...post })),
+      await serviceRow('POST (minimal)', c, () => cannon({ url: `${service}/Schemes`, connections: c, ...post })),
     );
     log(rows[rows.length - 1]!);
     rows.push(
@@ -185,11 +206,8 @@ async function main(): Promise<void> {
       body: JSON.stringify([{ op: 'replace', path: '/TotalUnits', value: 7 }]),
     };
     rows.push(
-      rowOf(
-        'PATCH',
-        c,
-        'service',
-        await cannon({
+      await serviceRow('PATCH', c, () =>
+        cannon({
           url: service,
           connections: c,
           ...patch,
@@ -210,8 +228,9 @@ async function main(): Promise<void> {
   }
 
   // Export of every scheme in both formats: rows/s while streaming.
-  const exports: { format: string; rows: number; seconds: number; status: number }[] = [];
+  const exports: { format: string; rows: number; seconds: number; status: number; peakRssMiB: number }[] = [];
   for (const format of selected('export') ? ['text/csv', 'application/x-ndjson'] : []) {
+    const exportRss = rss.window();
     const started = Date.now();
     const res = await fetch(`${service}/Export/Schemes`, { headers: { accept: format } });
     let lines = 0;
@@ -229,6 +248,7 @@ async function main(): Promise<void> {
       rows: format === 'text/csv' ? lines - 1 : lines,
       seconds: (Date.now() - started) / 1000,
       status: res.status,
+      peakRssMiB: exportRss(),
     });
   }
   const peakRss = rss.peakMiB();
@@ -244,15 +264,15 @@ async function main(): Promise<void> {
   console.log(
     `\nEntity Management API benchmark — ${new Date().toISOString()} — ${os.cpus().length} cores, ${schemeCount} schemes, ${DURATION} s per run\n`,
   );
-  console.log('| scenario | c | req/s | p50 ms | p99 ms | errors | floor req/s | ratio |');
-  console.log('| --- | --: | --: | --: | --: | --: | --: | --: |');
+  console.log('| scenario | c | req/s | p50 ms | p99 ms | errors | floor req/s | ratio | API RSS MiB |');
+  console.log('| --- | --: | --: | --: | --: | --: | --: | --: | --: |');
   for (const r of table)
     console.log(
-      `| ${r.scenario} | ${r.concurrency} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.floorRps} | ${r.ratio ?? '–'} |`,
+      `| ${r.scenario} | ${r.concurrency} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.floorRps} | ${r.ratio ?? '–'} | ${r.peakRssMiB ?? '–'} |`,
     );
   for (const e of exports) {
     console.log(
-      `export ${e.format}: ${e.rows} rows in ${e.seconds.toFixed(1)} s = ${Math.round(e.rows / e.seconds)} rows/s (HTTP ${e.status})`,
+      `export ${e.format}: ${e.rows} rows in ${e.seconds.toFixed(1)} s = ${Math.round(e.rows / e.seconds)} rows/s, API peak RSS ${e.peakRssMiB} MiB (HTTP ${e.status})`,
     );
   }
   console.log(`API peak RSS over the whole run: ${peakRss.toFixed(0)} MiB`);

@@ -6,6 +6,7 @@ export function createLogger(component: string, level = process.env.LOG_LEVEL ||
     level,
     base: { component, pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
+    serializers: { req: pino.stdSerializers.req, res: pino.stdSerializers.res, err: pino.stdSerializers.err },
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
   });
 }

@@ -138,17 +138,22 @@ export function countSql(
 }
 
 /** SQL of a keyed read (the entity as JSON text plus its version). */
+/** The statement of a plain keyed read per entity: the same text whatever the key (built once). */
+const plainKeyedSql = new Map<EntityDefinition, string>();
+
 export function keyedSql(
   entity: EntityDefinition,
   id: number,
   expand: readonly ExpandItem[] = [],
 ): { sql: string; params: unknown[] } {
+  const cached = expand.length ? undefined : plainKeyedSql.get(entity);
+  if (cached) return { sql: cached, params: [id] };
   const ctx = new SqlContext();
   const doc = documentSql(entitySource(entity), 'd', 'keyed', expand, ctx);
-  return {
-    sql: `select ${doc}::text as json, d.version from ${entity.table} d where d.id = ${ctx.param(id)}`,
-    params: ctx.params,
-  };
+  const sql = `select ${doc}::text as json, d.version from ${entity.table} d where d.id = ${ctx.param(id)}`;
+  // Only a statement whose one parameter is the key can be reused for another key.
+  if (!expand.length && ctx.params.length === 1) plainKeyedSql.set(entity, sql);
+  return { sql, params: ctx.params };
 }
 
 /** One entity as a keyed GET shows it (full form, Geometry included), or null. */
