@@ -4,6 +4,7 @@ import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { nodeArgsOf } from '../scripts/process-commands';
 import { READ_SCENARIOS } from './scenarios';
 
 /**
@@ -38,8 +39,9 @@ interface Row {
 }
 
 const children: ChildProcess[] = [];
-function start(script: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [path.join(root, 'dist', script)], {
+/** Starts a process with these node arguments (flags and entry file). */
+function start(args: string[], env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, args, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -137,11 +139,12 @@ async function main(): Promise<void> {
     QUEUE_PREFIX: 'bench',
     NODE_ENV: 'development',
   };
-  const api = start('api/main.js', { ...env, PORT: String(API_PORT) });
-  start('workers/commands/main.js', env);
-  start('workers/views/main.js', env);
-  start('workers/notifications/main.js', env);
-  start('bench/floor-server.js', { DATABASE_URL: databaseUrl, PORT: String(FLOOR_PORT) });
+  // Each process as `npm start` runs it (package.json scripts, V8 flags included).
+  const api = start(nodeArgsOf('api'), { ...env, PORT: String(API_PORT) });
+  start(nodeArgsOf('commands'), env);
+  start(nodeArgsOf('views'), env);
+  start(nodeArgsOf('notifications'), env);
+  start([path.join(root, 'dist/bench/floor-server.js')], { DATABASE_URL: databaseUrl, PORT: String(FLOOR_PORT) });
   await waitFor(`http://127.0.0.1:${API_PORT}/health/ready`);
   await waitFor(`http://127.0.0.1:${FLOOR_PORT}/floor/keyed/${keys[0]}`);
   const rss = rssSampler(api.pid!);

@@ -1,19 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import { nodeArgsOf, type ProcessKind } from './process-commands';
 
 /**
  * `npm start`'s process supervisor: the API and one process of each worker kind, output prefixed
  * per process, all stopped together on Ctrl-C/SIGTERM or when any one of them dies.
  */
 
-// Compiled to dist/scripts/: the project root is two levels up.
-const root = path.resolve(__dirname, '../..');
-const PROCESSES: [string, string][] = [
-  ['api', 'dist/api/main.js'],
-  ['commands', 'dist/workers/commands/main.js'],
-  ['views', 'dist/workers/views/main.js'],
-  ['notifications', 'dist/workers/notifications/main.js'],
-];
+const PROCESSES: ProcessKind[] = ['api', 'commands', 'views', 'notifications'];
 const STOP_TIMEOUT_MS = 20_000;
 
 const children = new Map<string, ChildProcess>();
@@ -49,8 +42,8 @@ function stopAll(code: number): void {
   }, 100);
 }
 
-for (const [name, script] of PROCESSES) {
-  const child = spawn(process.execPath, [path.join(root, script)], {
+for (const name of PROCESSES) {
+  const child = spawn(process.execPath, nodeArgsOf(name), {
     env: process.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

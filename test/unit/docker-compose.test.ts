@@ -39,7 +39,8 @@ test('has the stores, the migration, the API and the three worker pools', (t) =>
 test('every command runs a file the build produces, and the Dockerfile exists', (t) => {
   for (const [name, service] of Object.entries(compose.services)) {
     if (!service.command || service.command[0] !== 'node') continue;
-    const script = service.command[1]!.replace(/^dist\//, '').replace(/\.js$/, '.ts');
+    const file = service.command.slice(1).find((arg) => !arg.startsWith('--'))!;
+    const script = file.replace(/^dist\//, '').replace(/\.js$/, '.ts');
     t.true(existsSync(path.join(root, script)), `${name}: ${script}`);
     t.true(existsSync(path.join(root, service.build?.dockerfile ?? 'missing')), `${name} dockerfile`);
   }
@@ -66,4 +67,20 @@ test('app services get the configuration variables the code reads, and wait for 
   t.is(api.depends_on?.migrate?.condition, 'service_completed_successfully');
   const redis = compose.services.redis as { command?: string[] };
   t.true(redis.command?.includes('noeviction'));
+});
+
+test('processes run as their package.json scripts say, V8 flags included (compose, Dockerfile)', (t) => {
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const scripts: Record<string, string> = {
+    api: 'api',
+    'worker-commands': 'worker:commands',
+    'worker-views': 'worker:views',
+    'worker-notifications': 'worker:notifications',
+  };
+  for (const [service, script] of Object.entries(scripts)) {
+    t.is(compose.services[service]!.command!.join(' '), pkg.scripts[script] ?? 'missing script', service);
+  }
+  const dockerfile = readFileSync(path.join(root, 'scripts/docker/Dockerfile'), 'utf8');
+  const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[];
+  t.is(cmd.join(' '), pkg.scripts.api ?? 'missing script', 'Dockerfile CMD is npm run api');
 });
