@@ -7,6 +7,9 @@ import { readEntity } from '../query/entity-reader';
 /**
  * The document a JSON Patch applies to: the entity exactly as a keyed GET shows it, plus every owned
  * collection (`/Companies/0/PercentageShare` must resolve although Companies is an `$expand` target).
+ * Read in a statement of its own after the row lock: folded into the locking statement, the owned
+ * collections would come from the snapshot taken before waiting for the lock (READ COMMITTED
+ * re-reads only the locked row), and concurrent appends would be lost (writes-concurrency test).
  */
 export async function readPatchableDocument(
   trx: Knex.Transaction,
