@@ -32,6 +32,18 @@ export interface DomainEvent {
   references: Record<string, number | null>;
 }
 
+/** Whether an outbox row holds something the relay can publish (it names itself and has an id). */
+export function isPublishableEvent(value: unknown): value is DomainEvent {
+  const event = value as Partial<DomainEvent> | null;
+  return (
+    typeof event === 'object' &&
+    event !== null &&
+    typeof event.eventId === 'string' &&
+    typeof event.name === 'string' &&
+    event.name.length > 0
+  );
+}
+
 export const EVENT_VERBS: readonly EventVerb[] = ['Created', 'Updated', 'Deleted'];
 
 export function eventName(entityType: string, verb: EventVerb): string {

@@ -132,3 +132,28 @@ test('events left unpublished by a crash are published by the sweep', async (t) 
   await stack.knex('outbox').insert({ event_id: event.eventId, event: JSON.stringify(event) });
   await assertPublished(t, event);
 });
+
+test('a row that is not an event is set aside by the sweep and does not hold back the rows after it', async (t) => {
+  const eventId = randomUUID();
+  const [bad] = (await stack
+    .knex('outbox')
+    .insert({ event_id: randomUUID(), event: JSON.stringify({ not: 'an event' }) })
+    .returning('id')) as { id: number }[];
+  const event: DomainEvent = {
+    eventId,
+    name: 'CompanyUpdated',
+    entityType: 'Company',
+    entityId: 'AAAAAB',
+    dbId: 2,
+    changedFields: ['Name'],
+    subject: 'tester',
+    commandId: randomUUID(),
+    occurredAt: new Date().toISOString(),
+    version: 3,
+    references: { Country: null },
+  };
+  await stack.knex('outbox').insert({ event_id: eventId, event: JSON.stringify(event) });
+  await assertPublished(t, event);
+  const row = (await stack.knex('outbox').where({ id: bad!.id }).first()) as { published_at: Date | null };
+  t.not(row.published_at, null, 'marked, so the sweep does not pick it up again');
+});

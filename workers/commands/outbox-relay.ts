@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import type { Knex } from 'knex';
 import { pruneCommandLog } from '../../db/commands/command-log';
 import { lockUnpublished, markEventsPublished, markPublished, prunePublished } from '../../db/commands/outbox';
-import type { DomainEvent } from '../../domain/events/domain-event';
+import { isPublishableEvent, type DomainEvent } from '../../domain/events/domain-event';
 import type { Logger } from '../../db/infra/logger';
 import { bullConnection } from '../../db/infra/redis';
 import { QUEUE } from '../../domain/queues/queue-contracts';
@@ -82,7 +82,12 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     return knex.transaction(async (trx) => {
       const rows = await lockUnpublished(trx, BATCH, olderThanMs);
       if (!rows.length) return 0;
-      await publish(rows.map((row) => row.event));
+      // A row that is not an event (written by hand) must not block every row behind it.
+      const malformed = rows.filter((row) => !isPublishableEvent(row.event));
+      if (malformed.length) {
+        logger.error({ outboxIds: malformed.map((row) => row.id) }, 'outbox rows that are not events: set aside');
+      }
+      await publish(rows.filter((row) => isPublishableEvent(row.event)).map((row) => row.event));
       await markPublished(
         trx,
         rows.map((row) => row.id),
