@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { requestLogger } from '../../api/http/request-logger';
+import { eventually } from '../support/queues';
 
 type Line = Record<string, unknown> & { req?: Record<string, unknown>; res?: Record<string, unknown> };
 
@@ -43,13 +44,14 @@ async function serve(level: string) {
 test('one completion line per request at the level of its status; nothing below the configured level', async (t) => {
   const app = await serve('info');
   t.teardown(app.close);
+  await fetch(`${app.base}/health/live`); // first, so its line (were it written) would be there by the end
   const ok = await fetch(`${app.base}/ok`, { headers: { 'x-request-id': 'abc-123', authorization: 'Bearer secret' } });
   t.is(ok.headers.get('x-request-id'), 'abc-123');
   t.deepEqual(await ok.json(), { id: 'abc-123' });
   await fetch(`${app.base}/missing`, { headers: { authorization: 'Bearer secret' } });
   await fetch(`${app.base}/broken`);
-  await fetch(`${app.base}/health/live`);
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  // The lines are written on 'finish', which may come after the client has its answer.
+  await eventually(async () => app.lines.filter((l) => l.msg === 'request completed').length >= 2);
 
   const inside = app.lines.find((l) => l.msg === 'inside')!;
   t.is(inside.reqId, 'abc-123', 'req.log is bound to the request id');
@@ -73,7 +75,6 @@ test('at debug level successful requests are logged too', async (t) => {
   const app = await serve('debug');
   t.teardown(app.close);
   await fetch(`${app.base}/ok`);
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  const completion = app.lines.find((l) => l.msg === 'request completed')!;
+  const completion = await eventually(async () => app.lines.find((l) => l.msg === 'request completed'));
   t.like(completion, { level: 20, req: { method: 'GET', url: '/ok' }, res: { statusCode: 200 } });
 });
