@@ -38,8 +38,10 @@ function viewWorkerProcess(): ChildProcess {
       LOG_LEVEL: 'warn',
       NODE_ENV: 'test',
       WORKER_CONCURRENCY: '4',
-      // A killed worker's job is picked up again within about a second.
-      WORKER_LOCK_DURATION_MS: '1000',
+      // A killed worker's job is picked up again within a few seconds. The lock is renewed every
+      // half lock duration: a live worker stalled longer than that (a loaded machine) loses it, and
+      // a job that stalls twice fails for good, so the lock must not be too short either.
+      WORKER_LOCK_DURATION_MS: '3000',
       WORKER_STALLED_INTERVAL_MS: '500',
     },
     stdio: 'ignore',
@@ -66,7 +68,8 @@ test.serial('a write is searchable once its event is handled; a company rename r
       SchemeName: 'Harbour Lights',
       Companies: [{ Company: { Id: company }, Role: 'Developer' }],
     });
-    await eventually(async () => (await searchNames('harbour lights')).length === 1, 10_000);
+    // Includes the view worker process's start-up.
+    await eventually(async () => (await searchNames('harbour lights')).length === 1, 20_000);
     t.deepEqual(await searchNames('quokka'), ['Harbour Lights']);
 
     const renamed = await patch(stack, `/Companies/${company}`, [

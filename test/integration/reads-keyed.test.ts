@@ -80,15 +80,20 @@ test('unknown, undecodable and other-type keys are 404 problems', async (t) => {
 });
 
 test('ETag follows the row version and If-None-Match gives 304', async (t) => {
-  const path = `/Companies/${enc('Company', fx.companies[0]!)}`;
+  // A company of its own: the other tests of this file run concurrently and read the fixture's
+  // companies by name (the $expand test would see a rename of one of them).
+  const [row] = (await stack.knex('companies').insert({ name: 'Versioned Holdings' }).returning('id')) as {
+    id: number;
+  }[];
+  const path = `/Companies/${enc('Company', row!.id)}`;
   const first = await stack.get(path);
   const etag = first.headers.get('etag');
   t.truthy(etag);
   t.is((await stack.get(path, { 'if-none-match': etag! })).status, 304);
-  await stack.knex('companies').where({ id: fx.companies[0] }).update({ name: 'Acme Holdings plc' });
+  await stack.knex('companies').where({ id: row!.id }).update({ name: 'Versioned Holdings plc' });
   const second = await stack.get(path);
   t.not(second.headers.get('etag'), etag);
-  t.is((second.body as Doc).Name, 'Acme Holdings plc');
+  t.is((second.body as Doc).Name, 'Versioned Holdings plc');
 });
 
 test('$expand applies on keyed reads, nested too', async (t) => {

@@ -38,6 +38,9 @@ test('the supervisor serves, runs every worker kind, and stops them all on SIGTE
       AUTH_MOCK: 'true',
       LOG_LEVEL: 'warn',
       NODE_ENV: 'test',
+      // /health/ready says only that the API is up; the worker processes start beside it and, on a
+      // loaded machine, may take a while longer: the first write must not give up (202) before then.
+      COMMAND_TIMEOUT_MS: '30000',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -60,12 +63,12 @@ test('the supervisor serves, runs every worker kind, and stops them all on SIGTE
     await eventually(async () => {
       const res = await fetch(`${base}/Activities?$filter=${encodeURIComponent(`EntityId eq '${id}'`)}`);
       return ((await res.json()) as unknown[]).length === 1;
-    }, 10_000);
+    }, 20_000);
     // …and a view worker process: the new country is searchable.
     await eventually(async () => {
       const res = await fetch(`${base}/Countries?$search=italy`);
       return ((await res.json()) as unknown[]).length === 1;
-    }, 10_000);
+    }, 20_000);
   } finally {
     child.kill('SIGTERM');
   }
