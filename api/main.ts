@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   const redis = createRedis(config.redisUrl, 'producer');
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
 
-  const queues = createQueueRegistry(redis, config.queuePrefix);
+  const queues = createQueueRegistry(redis, config.queuePrefix, logger);
 
   // Writes go through the command queue: serve only once its producer and events reader are up.
   const commandBus = await createCommandBus({ redis, redisUrl: config.redisUrl, prefix: config.queuePrefix, logger });

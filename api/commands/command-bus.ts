@@ -30,9 +30,16 @@ export interface JobStatus {
   dispatched: Dispatched;
 }
 
-/** Nothing was enqueued: Redis is unreachable (503, DESIGN §6). */
+/**
+ * Redis is unreachable (503, DESIGN §6). `maybeQueued` is false when nothing was sent; true when
+ * the connection failed while the job was on its way, so Redis may have stored it and a worker
+ * may yet apply the command.
+ */
 export class QueueUnavailableError extends Error {
-  constructor(cause: unknown) {
+  constructor(
+    cause: unknown,
+    readonly maybeQueued: boolean,
+  ) {
     super('the command queue is unreachable', { cause });
     this.name = 'QueueUnavailableError';
   }
@@ -171,12 +178,12 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
    */
   async function enqueue(command: Command, deadline: number): Promise<boolean> {
     if (options.redis.status !== 'ready') {
-      throw new QueueUnavailableError(`redis connection is ${options.redis.status}`);
+      throw new QueueUnavailableError(`redis connection is ${options.redis.status}`, false);
     }
     const added = queue.add(command.name, command, { ...JOB_OPTIONS, jobId: command.commandId }).then(
       () => true,
       (err: unknown) => {
-        throw new QueueUnavailableError(err);
+        throw new QueueUnavailableError(err, true);
       },
     );
     let timer: NodeJS.Timeout | undefined;

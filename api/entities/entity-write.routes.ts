@@ -98,9 +98,25 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
       dispatched = await deps.commandBus.dispatch(command, deps.commandTimeoutMs);
     } catch (err) {
       if (!(err instanceof QueueUnavailableError)) throw err;
-      req.log.warn({ commandId: command.commandId, err: (err.cause as Error)?.message }, 'command not enqueued');
+      req.log.warn(
+        { commandId: command.commandId, maybeQueued: err.maybeQueued, err: (err.cause as Error)?.message },
+        'command not enqueued',
+      );
       res.setHeader('Retry-After', '5');
-      sendProblem(res, problem(503, 'Service Unavailable', 'The command queue is unavailable; nothing was changed.'));
+      if (!err.maybeQueued) {
+        sendProblem(res, problem(503, 'Service Unavailable', 'The command queue is unavailable; nothing was changed.'));
+        return;
+      }
+      // The job may have reached Redis before the connection failed: say so, and where to look.
+      res.location(commandLocation(command.commandId));
+      sendProblem(
+        res,
+        problem(
+          503,
+          'Service Unavailable',
+          `The command queue became unreachable while the command was being queued; it may still be applied. Its outcome will be at ${commandLocation(command.commandId)} once the queue is back.`,
+        ),
+      );
       return;
     }
     switch (dispatched.state) {

@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { Logger } from '../../db/infra/logger';
 import { ALL_QUEUES, type QueueName } from '../../domain/queues/queue-contracts';
 
 /**
@@ -18,8 +19,15 @@ export function isQueueName(name: string): name is QueueName {
   return (ALL_QUEUES as readonly string[]).includes(name);
 }
 
-export function createQueueRegistry(connection: Redis, prefix: string): QueueRegistry {
-  const queues = new Map<QueueName, Queue>(ALL_QUEUES.map((name) => [name, new Queue(name, { connection, prefix })]));
+export function createQueueRegistry(connection: Redis, prefix: string, logger: Logger): QueueRegistry {
+  const queues = new Map<QueueName, Queue>(
+    ALL_QUEUES.map((name) => {
+      const queue = new Queue(name, { connection, prefix });
+      // Without a listener BullMQ prints connection errors to stderr; /Jobs answers 503 meanwhile.
+      queue.on('error', (err) => logger.debug({ queue: name, err: err.message }, 'queue connection error'));
+      return [name, queue];
+    }),
+  );
   return {
     get: (name) => (isQueueName(name) ? queues.get(name) : undefined),
     all: () => [...queues.values()],

@@ -1,7 +1,10 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
+import { Queue } from 'bullmq';
+import { bullConnection } from '../../db/infra/redis';
 import { encodeId } from '../../domain/ids/id-codec';
+import { QUEUE } from '../../domain/queues/queue-contracts';
 import { startCommandWorker } from '../../workers/commands/command-worker';
 import { startStack, type Stack } from '../support/stack';
 import { assertProblem, waitFor } from '../support/writes';
@@ -11,11 +14,15 @@ import { assertProblem, waitFor } from '../support/writes';
  * (DESIGN §6). The stack reaches Redis through a TCP proxy the test can cut and restore.
  */
 
-/** A TCP proxy to Redis that can drop every connection and refuse new ones, then come back. */
+/**
+ * A TCP proxy to Redis that can drop every connection and refuse new ones, then come back; and
+ * can pass requests on while dropping Redis's answers (a connection dying mid-command).
+ */
 class CuttableProxy {
   private server = net.createServer((client) => this.pipe(client));
   private readonly sockets = new Set<net.Socket>();
   port = 0;
+  swallowReplies = false;
 
   constructor(private readonly upstream: URL) {}
 
@@ -26,7 +33,10 @@ class CuttableProxy {
       socket.on('close', () => this.sockets.delete(socket));
       socket.on('error', () => undefined);
     }
-    client.pipe(upstream).pipe(client);
+    client.pipe(upstream);
+    upstream.on('data', (chunk: Buffer) => {
+      if (!this.swallowReplies) client.write(chunk);
+    });
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   }
@@ -60,16 +70,17 @@ test.after.always(async () => {
   await proxy?.cut();
 });
 
-test('503 while Redis is unreachable, nothing enqueued; writes work again once it is back', async (t) => {
+test.serial('503 while Redis is unreachable, nothing enqueued; writes work again once it is back', async (t) => {
   t.is((await stack.request('POST', '/Companies', { body: { Name: 'Before' } })).status, 201);
   await proxy.cut();
-  // Until the connection's loss is noticed a write may still go through; every answer is kept.
-  const answered = new Map<string, number>();
+  // Until the connection's loss is noticed a write may still go through, or be caught on its way
+  // (a 503 with a Location: it may still be applied); every answer is kept.
+  const answered = new Map<string, { status: number; maybe: boolean }>();
   const refused = await waitFor(async () => {
     const name = `During ${answered.size}`;
     const res = await stack.request('POST', '/Companies', { body: { Name: name } });
-    answered.set(name, res.status);
-    return res.status === 503 ? res : undefined;
+    answered.set(name, { status: res.status, maybe: res.headers.has('location') });
+    return res.status === 503 && !res.headers.has('location') ? res : undefined;
   });
   assertProblem(t, refused, 503, 'Service Unavailable', {
     detail: 'The command queue is unavailable; nothing was changed.',
@@ -90,6 +101,45 @@ test('503 while Redis is unreachable, nothing enqueued; writes work again once i
   }, 20_000);
   t.is(after.status, 201);
   const names = new Set(((await stack.knex('companies').select('name')) as { name: string }[]).map((r) => r.name));
-  for (const [name, status] of answered) t.is(names.has(name), status === 201, `${name} answered ${status}`);
+  for (const [name, { status, maybe }] of answered) {
+    if (!maybe) t.is(names.has(name), status === 201, `${name} answered ${status}`);
+  }
   t.true(names.has('Before') && names.has('After'));
 });
+
+test.serial(
+  'a connection lost while the job is on its way: a 503 that says it may still be applied, and it is',
+  async (t) => {
+    const direct = new Queue(QUEUE.commands, {
+      connection: bullConnection(process.env.REDIS_URL!, 'worker'),
+      prefix: stack.config.queuePrefix,
+    });
+    t.teardown(() => direct.close());
+    await waitFor(
+      async () => (await stack.request('POST', '/Companies', { body: { Name: 'Warm' } })).status === 201,
+      20_000,
+    );
+
+    proxy.swallowReplies = true; // requests reach Redis; its answers never come back
+    const answer = stack.request('POST', '/Companies', { body: { Name: 'In flight' } });
+    const queued = await waitFor(async () => {
+      const jobs = await direct.getJobs(['wait', 'active', 'completed']);
+      return jobs.find((job) => (job.data as { body?: { Name?: string } }).body?.Name === 'In flight');
+    });
+    await proxy.cut();
+    const res = await answer;
+    proxy.swallowReplies = false;
+    await proxy.open();
+
+    assertProblem(t, res, 503, 'Service Unavailable', {
+      detail: `The command queue became unreachable while the command was being queued; it may still be applied. Its outcome will be at /Commands/${queued.id} once the queue is back.`,
+    });
+    t.is(res.headers.get('location'), `/Commands/${queued.id}`);
+    await waitFor(async () => (await stack.knex('companies').where({ name: 'In flight' }).first()) as unknown, 20_000);
+    const state = await waitFor(async () => {
+      const r = await stack.get(`/Commands/${queued.id}`);
+      return r.status === 200 && (r.body as { State: string }).State !== 'Pending' ? r : undefined;
+    }, 20_000);
+    t.like(state.body as object, { Id: queued.id, State: 'Succeeded' });
+  },
+);

@@ -81,7 +81,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const redis = createRedis(config.redisUrl, 'producer');
   redis.on('error', () => undefined);
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
-  const queues = createQueueRegistry(redis, config.queuePrefix);
+  const queues = createQueueRegistry(redis, config.queuePrefix, logger);
   const commandBus = await createCommandBus({ redis, redisUrl: config.redisUrl, prefix: config.queuePrefix, logger });
   const app = createApp({ config, knex, redis, logger, queues, commandBus });
   const server: Server = await new Promise((resolve) => {
