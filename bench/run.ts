@@ -3,7 +3,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Queue } from 'bullmq';
 import pg from 'pg';
+import { QUEUE } from '../domain/queues/queue-contracts';
 import { nodeArgsOf } from '../scripts/process-commands';
 import { READ_SCENARIOS } from './scenarios';
 
@@ -15,6 +17,9 @@ import { READ_SCENARIOS } from './scenarios';
 
 const root = path.resolve(__dirname, '../..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
+/** The service's BullMQ prefix in benchmark runs. */
+const QUEUE_PREFIX = 'bench';
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? '1,32').split(',').map(Number);
 const API_PORT = 3901;
 const FLOOR_PORT = 3902;
@@ -39,6 +44,27 @@ interface Row {
 }
 
 const children: ChildProcess[] = [];
+/** Waits (up to 5 minutes) until the event workers have no waiting or running jobs. */
+async function eventBacklogDrained(): Promise<void> {
+  const queues = [QUEUE.views, QUEUE.notifications].map(
+    (name) => new Queue(name, { connection: { url: redisUrl }, prefix: QUEUE_PREFIX }),
+  );
+  try {
+    const deadline = Date.now() + 300_000;
+    for (let reported = false; ;) {
+      const counts = await Promise.all(queues.map((q) => q.getJobCounts('wait', 'active', 'prioritized', 'delayed')));
+      const left = counts.reduce((n, c) => n + Object.values(c).reduce((a, b) => a + b, 0), 0);
+      if (left === 0) return;
+      if (Date.now() > deadline) throw new Error(`${left} event jobs still queued after 5 minutes`);
+      if (!reported) console.error(`  waiting for ${left} event jobs of an earlier run to finish…`);
+      reported = true;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    await Promise.all(queues.map((q) => q.close()));
+  }
+}
+
 /** Starts a process with these node arguments (flags and entry file). */
 function start(args: string[], env: Record<string, string>): ChildProcess {
   const child = spawn(process.execPath, args, {
@@ -88,10 +114,19 @@ function rssSampler(pid: number): { peakMiB: () => number; window: () => () => n
   };
 }
 
-async function cannon(opts: autocannon.Options): Promise<Result> {
+function autocannonRun(opts: autocannon.Options): Promise<Result> {
   return new Promise((resolve, reject) => {
-    autocannon({ duration: DURATION, ...opts }, (err, result) => (err ? reject(err) : resolve(result)));
+    autocannon(opts, (err, result) => (err ? reject(err) : resolve(result)));
   });
+}
+
+/**
+ * One measured run, after BENCH_WARMUP seconds of the same load unmeasured (JIT, caches, pools), so
+ * service and floor are compared warm whatever ran before.
+ */
+async function cannon(opts: autocannon.Options): Promise<Result> {
+  if (WARMUP > 0) await autocannonRun({ ...opts, duration: WARMUP });
+  return autocannonRun({ duration: DURATION, ...opts });
 }
 
 function rowOf(scenario: string, concurrency: number, target: Row['target'], r: Result): Row {
@@ -136,7 +171,7 @@ async function main(): Promise<void> {
     REDIS_URL: redisUrl,
     AUTH_MOCK: 'true',
     LOG_LEVEL: 'warn',
-    QUEUE_PREFIX: 'bench',
+    QUEUE_PREFIX: QUEUE_PREFIX,
     NODE_ENV: 'development',
   };
   // Each process as `npm start` runs it (package.json scripts, V8 flags included).
@@ -147,6 +182,8 @@ async function main(): Promise<void> {
   start([path.join(root, 'dist/bench/floor-server.js')], { DATABASE_URL: databaseUrl, PORT: String(FLOOR_PORT) });
   await waitFor(`http://127.0.0.1:${API_PORT}/health/ready`);
   await waitFor(`http://127.0.0.1:${FLOOR_PORT}/floor/keyed/${keys[0]}`);
+  // Events a previous run's writes left behind would be handled during this run's reads.
+  await eventBacklogDrained();
   const rss = rssSampler(api.pid!);
 
   const rows: Row[] = [];
