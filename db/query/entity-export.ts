@@ -7,7 +7,7 @@ import type { ExpandItem } from '../../domain/odata';
 import type { ReadOptions } from '../../domain/queries/read-options';
 import { encodedIdSql, isoTimestampSql } from '../sql/encoded-id.sql';
 import { rootRowsSql, type ExtraCondition } from './entity-reader';
-import { documentSql, rowIdSql } from './representation.sql';
+import { aggregatedCollectionsSql, documentSql, rowIdSql } from './representation.sql';
 import { SqlContext } from './sql-context';
 
 /**
@@ -68,8 +68,28 @@ export function exportSql(
   }
   // The document precedes the rows in the statement's text, so its parameters come first.
   const docCtx = new SqlContext('e');
-  const doc = documentSql({ kind: 'entity', def: entity }, 'r', 'keyed', ownedExpansions(entity), docCtx);
+  const source = { kind: 'entity', def: entity } as const;
+  const expand = ownedExpansions(entity);
+  if (isWholeTableInKeyOrder(options, extra)) {
+    // Every row: collections aggregated in one pass each and merge-joined (3× the rows/s of one
+    // correlated lookup per row and collection on the seeded data; bench/README.md).
+    const shown = Object.entries(entity.collections)
+      .filter(([name, collection]) => collection.alwaysPopulated || expand.some((item) => item.path[0] === name))
+      .map(([name]) => name);
+    const { joins, values } = aggregatedCollectionsSql(source, 'r', shown, docCtx);
+    const doc = documentSql(source, 'r', 'keyed', expand, docCtx, undefined, values);
+    return {
+      sql: `select ${doc}::text from ${entity.table} r ${joins.join(' ')} order by r.id`,
+      params: docCtx.params,
+    };
+  }
+  const doc = documentSql(source, 'r', 'keyed', expand, docCtx);
   return { sql: `select ${doc}::text ${rows}`, params: [...docCtx.params, ...ctx.params] };
+}
+
+/** An export of every row in key order: no filter, no search, no ordering of its own. */
+function isWholeTableInKeyOrder(options: ReadOptions, extra?: ExtraCondition): boolean {
+  return !options.filter && !options.search && !extra && options.orderby.length === 0;
 }
 
 /** Rows fetched per round trip: large enough for throughput, small enough to bound memory. */

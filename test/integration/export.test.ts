@@ -174,6 +174,54 @@ test('$search selects rows as on list reads, by relevance when no $orderby is gi
   t.deepEqual(exported, listed);
 });
 
+test.serial(
+  'a whole-table NDJSON export (collections merge-joined) has exactly the lines of the general path',
+  async (t) => {
+    // Serial: no other test writes while the two exports are compared.
+    const [company] = (await stack.knex('companies').insert({ name: 'Merge & Join' }).returning('id')) as {
+      id: number;
+    }[];
+    const [market] = (await stack.knex('markets').insert({ name: 'Merge Market' }).returning('id')) as { id: number }[];
+    for (let i = 0; i < 3; i++) {
+      const id = await insertScheme({ scheme_name: `whole-${i}`, total_units: i });
+      if (i === 1) continue; // one scheme with every collection empty
+      await stack.knex('scheme_notes').insert([
+        { scheme_id: id, position: 1, text: 'second' },
+        { scheme_id: id, position: 0, text: 'first' },
+      ]);
+      await stack.knex('scheme_tags').insert({ scheme_id: id, position: 0, name: `tag-${i}` });
+      await stack.knex('scheme_companies').insert([
+        { scheme_id: id, company_id: company!.id, role: 'Developer', percentage_share: 0.5, position: 1 },
+        { scheme_id: id, company_id: company!.id, role: 'Owner', percentage_share: 0.5, position: 0 },
+      ]);
+      await stack
+        .knex('scheme_external_links')
+        .insert({ scheme_id: id, position: 0, url: 'https://example.com/a', title: 'A' });
+      await stack
+        .knex('scheme_market_boundaries')
+        .insert({ scheme_id: id, market_id: market!.id, position: 0, geometry: 'POLYGON((0 0, 1 0, 1 1, 0 0))' });
+    }
+    const whole = await download('/Export/Schemes', 'application/x-ndjson');
+    // Ordering by Id explicitly takes the general path (one correlated lookup per row and collection).
+    const general = await download('/Export/Schemes?$orderby=Id', 'application/x-ndjson');
+    t.is(whole.status, 200);
+    t.is(whole.text, general.text);
+    const docs = whole.text
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown[]> & { SchemeName: string });
+    const withAll = docs.find((d) => d.SchemeName === 'whole-0')!;
+    t.deepEqual(
+      (withAll.Notes as { Text: string }[]).map((n) => n.Text),
+      ['first', 'second'],
+      'written order kept',
+    );
+    for (const name of ['Tags', 'Companies', 'ExternalLinks', 'MarketBoundaries'])
+      t.true(withAll[name]!.length > 0, name);
+    t.deepEqual(docs.find((d) => d.SchemeName === 'whole-1')!.Notes, []);
+  },
+);
+
 test('every one of 5,000 rows arrives once, in key order (no page cut)', async (t) => {
   await stack.knex.raw(
     `insert into schemes (scheme_name, total_units) select 'bulk-' || lpad(g::text, 5, '0'), g from generate_series(1, 5000) g`,
