@@ -71,8 +71,9 @@ export function exportSql(
   const source = { kind: 'entity', def: entity } as const;
   const expand = ownedExpansions(entity);
   if (isWholeTableInKeyOrder(options, extra)) {
-    // Every row: collections aggregated in one pass each and merge-joined (3× the rows/s of one
-    // correlated lookup per row and collection on the seeded data; bench/README.md).
+    // Every row: collections aggregated in one pass each and merge-joined instead of one
+    // correlated lookup per row and collection (Postgres time for 100k seeded schemes 4.1 → 3.3 s,
+    // for 248k mostly childless ones 5.9 → 4.0 s; building the JSON itself is the rest).
     const shown = Object.entries(entity.collections)
       .filter(([name, collection]) => collection.alwaysPopulated || expand.some((item) => item.path[0] === name))
       .map(([name]) => name);
