@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Queue } from 'bullmq';
 import pg from 'pg';
 import { QUEUE } from '../domain/queues/queue-contracts';
-import { nodeArgsOf } from '../scripts/process-commands';
+import { PROJECT_ROOT, nodeArgsOf } from '../scripts/process-commands';
 import { READ_SCENARIOS } from './scenarios';
 
 /**
@@ -15,7 +15,6 @@ import { READ_SCENARIOS } from './scenarios';
  * plus the API's peak RSS and the export's rows/s. Results go to bench/results/<time>.json.
  */
 
-const root = path.resolve(__dirname, '../..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
 /** The service's BullMQ prefix in benchmark runs. */
@@ -179,7 +178,10 @@ async function main(): Promise<void> {
   start(nodeArgsOf('commands'), env);
   start(nodeArgsOf('views'), env);
   start(nodeArgsOf('notifications'), env);
-  start([path.join(root, 'dist/bench/floor-server.js')], { DATABASE_URL: databaseUrl, PORT: String(FLOOR_PORT) });
+  start([path.join(PROJECT_ROOT, 'dist/bench/floor-server.js')], {
+    DATABASE_URL: databaseUrl,
+    PORT: String(FLOOR_PORT),
+  });
   await waitFor(`http://127.0.0.1:${API_PORT}/health/ready`);
   await waitFor(`http://127.0.0.1:${FLOOR_PORT}/floor/keyed/${keys[0]}`);
   // Events a previous run's writes left behind would be handled during this run's reads.
@@ -317,8 +319,8 @@ async function main(): Promise<void> {
   }
   console.log(`API peak RSS over the whole run: ${peakRss.toFixed(0)} MiB`);
 
-  mkdirSync(path.join(root, 'bench/results'), { recursive: true });
-  const file = path.join(root, 'bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  mkdirSync(path.join(PROJECT_ROOT, 'bench/results'), { recursive: true });
+  const file = path.join(PROJECT_ROOT, 'bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(
     file,
     JSON.stringify(
@@ -337,7 +339,7 @@ async function main(): Promise<void> {
       2,
     ),
   );
-  console.log(`results: ${path.relative(root, file)}`);
+  console.log(`results: ${path.relative(PROJECT_ROOT, file)}`);
   await db.end();
 }
 

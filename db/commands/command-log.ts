@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Command, CommandResult } from '../../domain/commands/command';
 import type { DomainEvent } from '../../domain/events/domain-event';
+import type { RetainedTable } from './retention';
 
 /**
  * command_log: the exactly-once guarantee of the write side (DESIGN §11). A command writes its id
@@ -105,15 +106,9 @@ export async function recordFailure(
   return findCommand(knex, command.commandId);
 }
 
-/** Entries older than the retention window: redeliveries and key repeats come long before. */
-export async function pruneCommandLog(knex: Knex, olderThanMs: number, batch = 5000): Promise<number> {
-  return knex('command_log')
-    .whereIn(
-      'command_id',
-      knex('command_log')
-        .select('command_id')
-        .where('created_at', '<', new Date(Date.now() - olderThanMs))
-        .limit(batch),
-    )
-    .delete();
-}
+/** Entries age out by creation: redeliveries and key repeats come long before the window ends. */
+export const COMMAND_LOG_RETENTION: RetainedTable = {
+  table: 'command_log',
+  key: 'command_id',
+  timeColumn: 'created_at',
+};

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { DomainEvent } from '../../domain/events/domain-event';
+import type { RetainedTable } from './retention';
 
 /**
  * The transactional outbox (DESIGN §1): events are inserted with the command's writes
@@ -40,16 +41,5 @@ export async function markEventsPublished(knex: Knex, eventIds: readonly string[
   }
 }
 
-/** Published rows past the retention window; the activity log keeps the lasting record. */
-export async function prunePublished(knex: Knex, olderThanMs: number, batch = 5000): Promise<number> {
-  return knex('outbox')
-    .whereIn(
-      'id',
-      knex('outbox')
-        .select('id')
-        .whereNotNull('published_at')
-        .where('published_at', '<', new Date(Date.now() - olderThanMs))
-        .limit(batch),
-    )
-    .delete();
-}
+/** Rows age out once published (unpublished ones have no time there and stay); the activity log keeps the lasting record. */
+export const OUTBOX_RETENTION: RetainedTable = { table: 'outbox', key: 'id', timeColumn: 'published_at' };

@@ -114,46 +114,35 @@ test('failed writes publish nothing', async (t) => {
   );
 });
 
-test('events left unpublished by a crash are published by the sweep', async (t) => {
+/** A committed event written straight into the outbox, as if its process died before publishing. */
+async function leftUnpublished(entityId: string, dbId: number, version: number): Promise<DomainEvent> {
   const event: DomainEvent = {
     eventId: randomUUID(),
     name: 'CompanyUpdated',
     entityType: 'Company',
-    entityId: 'AAAAAA',
-    dbId: 1,
+    entityId,
+    dbId,
     changedFields: ['Name'],
     subject: 'tester',
     commandId: randomUUID(),
     occurredAt: new Date().toISOString(),
-    version: 2,
+    version,
     references: { Country: null },
   };
-  // As if a command committed and its process died before publishing.
   await stack.knex('outbox').insert({ event_id: event.eventId, event: JSON.stringify(event) });
-  await assertPublished(t, event);
+  return event;
+}
+
+test('events left unpublished by a crash are published by the sweep', async (t) => {
+  await assertPublished(t, await leftUnpublished('AAAAAA', 1, 2));
 });
 
 test('a row that is not an event is set aside by the sweep and does not hold back the rows after it', async (t) => {
-  const eventId = randomUUID();
   const [bad] = (await stack
     .knex('outbox')
     .insert({ event_id: randomUUID(), event: JSON.stringify({ not: 'an event' }) })
     .returning('id')) as { id: number }[];
-  const event: DomainEvent = {
-    eventId,
-    name: 'CompanyUpdated',
-    entityType: 'Company',
-    entityId: 'AAAAAB',
-    dbId: 2,
-    changedFields: ['Name'],
-    subject: 'tester',
-    commandId: randomUUID(),
-    occurredAt: new Date().toISOString(),
-    version: 3,
-    references: { Country: null },
-  };
-  await stack.knex('outbox').insert({ event_id: eventId, event: JSON.stringify(event) });
-  await assertPublished(t, event);
+  await assertPublished(t, await leftUnpublished('AAAAAB', 2, 3));
   const row = (await stack.knex('outbox').where({ id: bad!.id }).first()) as { published_at: Date | null };
   t.not(row.published_at, null, 'marked, so the sweep does not pick it up again');
 });

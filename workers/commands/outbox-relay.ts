@@ -1,7 +1,8 @@
 import { Queue } from 'bullmq';
 import type { Knex } from 'knex';
-import { pruneCommandLog } from '../../db/commands/command-log';
-import { lockUnpublished, markEventsPublished, markPublished, prunePublished } from '../../db/commands/outbox';
+import { COMMAND_LOG_RETENTION } from '../../db/commands/command-log';
+import { OUTBOX_RETENTION, lockUnpublished, markEventsPublished, markPublished } from '../../db/commands/outbox';
+import { pruneOlderThan } from '../../db/commands/retention';
 import { isPublishableEvent, type DomainEvent } from '../../domain/events/domain-event';
 import type { Logger } from '../../db/infra/logger';
 import { bullConnection } from '../../db/infra/redis';
@@ -138,8 +139,8 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       if (published) logger.info({ published }, 'outbox sweep published events left unpublished');
       if (!closed && Date.now() - lastPrune > PRUNE_INTERVAL_MS) {
         lastPrune = Date.now();
-        await track(prunePublished(knex, OUTBOX_RETENTION_MS));
-        await track(pruneCommandLog(knex, COMMAND_LOG_RETENTION_MS));
+        await track(pruneOlderThan(knex, OUTBOX_RETENTION, OUTBOX_RETENTION_MS));
+        await track(pruneOlderThan(knex, COMMAND_LOG_RETENTION, COMMAND_LOG_RETENTION_MS));
       }
     } catch (err) {
       logger.warn({ err: (err as Error).message }, 'outbox sweep failed; will retry');
