@@ -22,6 +22,7 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
   }
   if (err instanceof DomainError) {
     if (err.kind === 'Internal') req.log?.error({ err }, 'internal failure');
+    if (err.retryAfter !== undefined) res.setHeader('Retry-After', String(err.retryAfter));
     sendProblem(res, problemFor(err.kind, err.errors));
     return;
   }

@@ -17,6 +17,9 @@ const STATUS: Record<FailureKind, { status: number; title: string }> = {
   Conflict: { status: 409, title: 'Conflict' },
   PreconditionFailed: { status: 412, title: 'Precondition Failed' },
   BadRequest: { status: 400, title: 'Bad Request' },
+  TooLarge: { status: 413, title: 'Payload Too Large' },
+  TooManyRequests: { status: 429, title: 'Too Many Requests' },
+  Unavailable: { status: 503, title: 'Service Unavailable' },
   Internal: { status: 500, title: 'Internal Server Error' },
 };
 
