@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { createApp } from './app';
-import { loadConfig } from '../domain/config/load-config';
+import { assertAuthConfigured, loadConfig } from '../domain/config/load-config';
 import { createKnex } from '../db/knex';
 import { createLogger } from '../db/infra/logger';
 import { createRedis } from '../db/infra/redis';
@@ -12,6 +12,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  assertAuthConfigured(config.auth);
   const logger = createLogger('api', config.logLevel);
   if (config.auth.mock) {
     logger.warn(
@@ -35,10 +36,11 @@ async function main(): Promise<void> {
   // Writes go through the command queue: serve only once its producer and events reader are up.
   const commandBus = await createCommandBus({ redis, redisUrl: config.redisUrl, prefix: config.queuePrefix, logger });
   const app = createApp({ config, knex, redis, logger, queues, commandBus });
-  const server: Server = app.listen(config.port, () => {
+  // With mock authentication anyone who can reach the port is an Admin: loopback only then.
+  const server: Server = app.listen(config.port, config.listenHost, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
-    logger.info({ port }, `API listening on http://localhost:${port}`);
+    logger.info({ port, host: config.listenHost }, `API listening on http://${config.listenHost}:${port}`);
   });
   server.keepAliveTimeout = 65_000;
 

@@ -1,5 +1,6 @@
 import autocannon, { type Result } from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -169,6 +170,7 @@ async function main(): Promise<void> {
     DATABASE_URL: databaseUrl,
     REDIS_URL: redisUrl,
     AUTH_MOCK: 'true',
+    COMMAND_SIGNING_KEY: randomBytes(32).toString('hex'),
     LOG_LEVEL: 'warn',
     QUEUE_PREFIX: QUEUE_PREFIX,
     NODE_ENV: 'development',

@@ -8,6 +8,21 @@ source scripts/lib/stores.sh
 ensure_built
 provision_stores dev "${DEV_PG_PORT:-54320}" "${DEV_REDIS_PORT:-63790}" emapi
 node dist/db/cli/migrate.js
+# No auth settings: a local try-out with mock authentication (loopback only), said out loud.
+if [ -z "${AUTH_MOCK:-}${AUTH_ISSUER_BASE_URL:-}${AUTH_ISSUER:-}${AUTH_JWKS_URI:-}${AUTH_SECRET:-}" ]; then
+  export AUTH_MOCK=true
+  echo "[start] no AUTH_* setting given: AUTH_MOCK=true (every caller is ${AUTH_MOCK_ROLE:-Admin}, API on 127.0.0.1 only)" >&2
+fi
+# Commands in the queue are signed; the key is generated once and kept beside the local stores.
+if [ -z "${COMMAND_SIGNING_KEY:-}" ]; then
+  key_file=.data/command-signing-key
+  if [ ! -s "$key_file" ]; then
+    mkdir -p .data && (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$key_file")
+    echo "[start] generated COMMAND_SIGNING_KEY into $key_file" >&2
+  fi
+  COMMAND_SIGNING_KEY=$(cat "$key_file")
+  export COMMAND_SIGNING_KEY
+fi
 # Local stores started here keep running after Ctrl-C (their data lives in .data/dev); stop them
 # with `npm run stores:stop`.
 exec node dist/scripts/supervisor.js

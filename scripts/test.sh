@@ -22,6 +22,8 @@ reset_stores test "${TEST_PG_PORT:-54330}" "${TEST_REDIS_PORT:-63800}"
 trap stop_stores EXIT
 PG_FSYNC=off provision_stores test "${TEST_PG_PORT:-54330}" "${TEST_REDIS_PORT:-63800}" emapi_template
 export NODE_ENV=test
+# One signing key for the whole run: in-process stacks and the processes tests spawn share it.
+export COMMAND_SIGNING_KEY="${COMMAND_SIGNING_KEY:-test-signing-key-$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
 DATABASE_URL="$DATABASE_URL" node dist/db/cli/migrate.js
 # Each test file clones the migrated template database and uses its own queue prefix (test/support).
 export TEST_TEMPLATE_DATABASE_URL="$DATABASE_URL"

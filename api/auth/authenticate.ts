@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { auth, type AuthOptions } from 'express-oauth2-jwt-bearer';
-import { ConfigError, type AuthConfig } from '../../domain/config/load-config';
+import { ConfigError, assertAuthConfigured, type AuthConfig } from '../../domain/config/load-config';
 import { claimAt, mergeRoles, rolesInClaim } from '../../domain/auth/roles';
 import { mockAuth } from './mock-auth';
 import type { RoleGrants } from './role-grants';
@@ -52,6 +52,7 @@ export function verifierOptions(config: AuthConfig): AuthOptions {
  * Roles are the token's AUTH_ROLES_CLAIM merged with the grants the service keeps.
  */
 export function authenticate(config: AuthConfig, grants: RoleGrants): RequestHandler {
+  assertAuthConfigured(config);
   if (config.mock) return mockAuth(config.mockRole);
   const verify = auth(verifierOptions(config));
   return (req, res, next) => {

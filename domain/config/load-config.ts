@@ -42,9 +42,50 @@ export interface AppConfig {
    * interval; its 30 s defaults when unset). Every worker of a queue should use the same values.
    */
   stalledRecovery: { lockDuration?: number; stalledInterval?: number };
+  limits: LimitsConfig;
+  /** Interface the API listens on: 127.0.0.1 whenever mock authentication is on (DESIGN §13). */
+  listenHost: string;
+  /** Bull Board shows queues but refuses job actions unless BULL_BOARD_READ_ONLY=false. */
+  bullBoardReadOnly: boolean;
+  /** HMAC key over every command payload; workers refuse a command whose signature fails. */
+  commandSigningKey: string;
+  /** How long published outbox rows and finished command-log rows are kept (the idempotency window). */
+  retention: { outboxMs: number; commandLogMs: number };
+}
+
+/** The limits of DESIGN §13: each has an environment variable and answers a 4xx naming it. */
+export interface LimitsConfig {
+  maxExpandDepth: number;
+  maxExpansions: number;
+  maxExpandTop: number;
+  maxSyntaxNodes: number;
+  maxSkip: number;
+  statementTimeoutMs: number;
+  maxResponseBytes: number;
+  maxPatchOperations: number;
+  maxPatchedDocumentBytes: number;
+  /** Requests per subject per minute; 0 turns the limiter off. */
+  rateLimitPerMinute: number;
+  maxPendingCommandsPerSubject: number;
+  maxExportsPerSubject: number;
+  exportStallMs: number;
 }
 
 export class ConfigError extends Error {}
+
+/**
+ * The API needs a way to authenticate callers; workers do not, so the check is the API's to make
+ * (at start, before it listens) rather than every process's.
+ */
+export function assertAuthConfigured(auth: AuthConfig): void {
+  if (auth.mock) return;
+  if (!auth.issuerBaseURL && !auth.issuer && !auth.jwksUri && !auth.secret) {
+    throw new ConfigError(
+      'no authentication configured: set AUTH_ISSUER_BASE_URL, AUTH_ISSUER + AUTH_JWKS_URI or AUTH_SECRET (or AUTH_MOCK=true outside production)',
+    );
+  }
+  if (!auth.audience) throw new ConfigError('AUTH_AUDIENCE is required when authentication is on');
+}
 
 function int(env: Record<string, string | undefined>, name: string, fallback: number, min = 1): number {
   const raw = env[name];
@@ -73,20 +114,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!databaseUrl) throw new ConfigError('DATABASE_URL is not set');
   if (!redisUrl) throw new ConfigError('REDIS_URL is not set');
 
-  const realAuthGiven = Boolean(env.AUTH_ISSUER_BASE_URL || env.AUTH_ISSUER || env.AUTH_JWKS_URI || env.AUTH_SECRET);
-  const mock = bool(env, 'AUTH_MOCK') ?? (!realAuthGiven && !production);
+  // Mock authentication is never implied: `npm start` sets AUTH_MOCK=true itself and says so.
+  const mock = bool(env, 'AUTH_MOCK') ?? false;
+  const commandSigningKey = env.COMMAND_SIGNING_KEY ?? '';
+  if (commandSigningKey.length < 32) {
+    throw new ConfigError(
+      'COMMAND_SIGNING_KEY must be set to at least 32 characters (npm start generates one into .data/)',
+    );
+  }
   if (mock && production) throw new ConfigError('AUTH_MOCK cannot be on when NODE_ENV=production');
   const mockRole = (env.AUTH_MOCK_ROLE || 'Admin') as MockRole;
   if (!['Admin', 'User', 'none'].includes(mockRole)) {
     throw new ConfigError(`AUTH_MOCK_ROLE must be Admin, User or none, got '${env.AUTH_MOCK_ROLE}'`);
   }
-  if (!mock && !realAuthGiven) {
-    throw new ConfigError(
-      'no authentication configured: set AUTH_ISSUER_BASE_URL, AUTH_ISSUER + AUTH_JWKS_URI or AUTH_SECRET (or AUTH_MOCK=true outside production)',
-    );
-  }
-  if (!mock && !env.AUTH_AUDIENCE) throw new ConfigError('AUTH_AUDIENCE is required when authentication is on');
-
   return {
     port: int(env, 'PORT', 3000, 0),
     databaseUrl,
@@ -113,6 +153,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     stalledRecovery: {
       lockDuration: optionalInt(env, 'WORKER_LOCK_DURATION_MS'),
       stalledInterval: optionalInt(env, 'WORKER_STALLED_INTERVAL_MS'),
+    },
+    limits: {
+      maxExpandDepth: int(env, 'MAX_EXPAND_DEPTH', 3),
+      maxExpansions: int(env, 'MAX_EXPANSIONS', 10),
+      maxExpandTop: int(env, 'MAX_EXPAND_TOP', 100),
+      maxSyntaxNodes: int(env, 'MAX_SYNTAX_NODES', 100),
+      maxSkip: int(env, 'MAX_SKIP', 100_000, 0),
+      statementTimeoutMs: int(env, 'STATEMENT_TIMEOUT_MS', 10_000),
+      maxResponseBytes: int(env, 'MAX_RESPONSE_BYTES', 32 * 1024 * 1024),
+      maxPatchOperations: int(env, 'MAX_PATCH_OPERATIONS', 100),
+      maxPatchedDocumentBytes: int(env, 'MAX_PATCHED_DOCUMENT_BYTES', 1024 * 1024),
+      rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 0, 0),
+      maxPendingCommandsPerSubject: int(env, 'MAX_PENDING_COMMANDS_PER_SUBJECT', 200),
+      maxExportsPerSubject: int(env, 'MAX_EXPORTS_PER_SUBJECT', 2),
+      exportStallMs: int(env, 'EXPORT_STALL_MS', 60_000),
+    },
+    listenHost: env.LISTEN_HOST || (mock ? '127.0.0.1' : '0.0.0.0'),
+    bullBoardReadOnly: bool(env, 'BULL_BOARD_READ_ONLY') ?? true,
+    commandSigningKey,
+    retention: {
+      outboxMs: int(env, 'OUTBOX_RETENTION_HOURS', 24) * 3600_000,
+      commandLogMs: int(env, 'COMMAND_LOG_RETENTION_HOURS', 7 * 24) * 3600_000,
     },
   };
 }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import test from 'ava';
-import { ConfigError, loadConfig } from '../../domain/config/load-config';
+import { assertAuthConfigured, ConfigError, loadConfig } from '../../domain/config/load-config';
 import { startStack, type Stack } from '../support/stack';
 import { uniqueQueuePrefix } from '../support/test-database';
 import { assertForbidden } from '../support/auth';
@@ -52,13 +52,15 @@ test('AUTH_MOCK_ROLE=none: authenticated without a role, so 403 everywhere but /
 });
 
 test('mock authentication refuses production', (t) => {
-  const stores = { DATABASE_URL: 'postgres://x/y', REDIS_URL: 'redis://x' };
+  const stores = { DATABASE_URL: 'postgres://x/y', REDIS_URL: 'redis://x', COMMAND_SIGNING_KEY: 'k'.repeat(32) };
   t.throws(() => loadConfig({ ...stores, NODE_ENV: 'production', AUTH_MOCK: 'true' }), {
     instanceOf: ConfigError,
     message: /NODE_ENV=production/,
   });
   // Without auth settings production does not fall back to mock: it asks for real settings.
-  t.throws(() => loadConfig({ ...stores, NODE_ENV: 'production' }), { instanceOf: ConfigError });
+  t.throws(() => assertAuthConfigured(loadConfig({ ...stores, NODE_ENV: 'production' }).auth), {
+    instanceOf: ConfigError,
+  });
   t.false(
     loadConfig({ ...stores, NODE_ENV: 'production', AUTH_SECRET: 's', AUTH_ISSUER: 'i', AUTH_AUDIENCE: 'a' }).auth.mock,
   );
@@ -74,6 +76,7 @@ function apiEnv(extra: Record<string, string>): Record<string, string> {
     QUEUE_PREFIX: uniqueQueuePrefix(),
     PORT: '0',
     LOG_LEVEL: 'info',
+    COMMAND_SIGNING_KEY: process.env.COMMAND_SIGNING_KEY ?? '',
     ...extra,
   };
 }
@@ -90,9 +93,22 @@ test('the API process under NODE_ENV=production with AUTH_MOCK=true exits at onc
   t.regex(stderr, /AUTH_MOCK cannot be on when NODE_ENV=production/);
 });
 
-test('the API process with no auth settings runs in mock mode and warns loudly', async (t) => {
+test('the API process with no auth settings refuses to start: mock authentication is never implied', async (t) => {
   const child = spawn(process.execPath, [API_MAIN], {
     env: apiEnv({ NODE_ENV: 'development' }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number];
+  t.is(code, 1);
+  t.regex(stderr, /no authentication configured/);
+  t.regex(stderr, /AUTH_MOCK=true/);
+});
+
+test('the API process with AUTH_MOCK=true warns loudly and listens on 127.0.0.1 only', async (t) => {
+  const child = spawn(process.execPath, [API_MAIN], {
+    env: apiEnv({ NODE_ENV: 'development', AUTH_MOCK: 'true' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   t.teardown(() => child.kill('SIGKILL'));
@@ -107,6 +123,12 @@ test('the API process with no auth settings runs in mock mode and warns loudly',
   });
   child.kill('SIGTERM');
   await exited;
+  const listening = stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { msg: string; host?: string })
+    .find((entry) => entry.msg.includes('API listening'));
+  t.is(listening?.host, '127.0.0.1');
   const warning = stdout
     .split('\n')
     .filter(Boolean)

@@ -37,6 +37,7 @@ function spawnWorker(pauseAt: 'before-commit' | 'after-commit'): WorkerProcess {
       DATABASE_URL: stack.config.databaseUrl,
       REDIS_URL: stack.config.redisUrl,
       QUEUE_PREFIX: stack.config.queuePrefix,
+      COMMAND_SIGNING_KEY: stack.config.commandSigningKey,
       LOG_LEVEL: 'info',
       WORKER_CONCURRENCY: '1',
       DB_POOL_MAX: '2',

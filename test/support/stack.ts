@@ -62,6 +62,15 @@ export const defaultWorkers: WorkerStarter[] = [
   startNotificationsWorker,
 ];
 
+const REAL_AUTH = ['AUTH_ISSUER_BASE_URL', 'AUTH_ISSUER', 'AUTH_JWKS_URI', 'AUTH_SECRET'];
+
+/** The key `npm test` exports, so processes the tests spawn verify what the in-process API signs. */
+export function testSigningKey(): string {
+  const key = process.env.COMMAND_SIGNING_KEY;
+  if (!key) throw new Error('COMMAND_SIGNING_KEY is not set: run the suite with `npm test`');
+  return key;
+}
+
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const db: TestDatabase = await createTestDatabase();
   const redisUrl = process.env.REDIS_URL;
@@ -74,6 +83,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     PORT: '0',
     DB_POOL_MAX: '5',
+    COMMAND_SIGNING_KEY: testSigningKey(),
+    // Mock authentication is explicit now; a file that passes real auth settings turns it off.
+    AUTH_MOCK: options.env && REAL_AUTH.some((name) => options.env?.[name]) ? 'false' : 'true',
     ...options.env,
   });
   const logger = createLogger('api-test', config.logLevel);

@@ -1,11 +1,12 @@
 import test from 'ava';
 import { authenticate, verifierOptions } from '../../api/auth/authenticate';
-import { ConfigError, loadConfig, type AuthConfig } from '../../domain/config/load-config';
+import { assertAuthConfigured, ConfigError, loadConfig, type AuthConfig } from '../../domain/config/load-config';
 import { claimAt, mergeRoles, policyAllows, POLICY, rolesInClaim } from '../../domain/auth/roles';
 import { validateRoleAssignment } from '../../domain/auth/role-assignment';
 
 const auth = (env: Record<string, string>): AuthConfig =>
-  loadConfig({ DATABASE_URL: 'postgres://x/y', REDIS_URL: 'redis://x', ...env }).auth;
+  loadConfig({ DATABASE_URL: 'postgres://x/y', REDIS_URL: 'redis://x', COMMAND_SIGNING_KEY: 'k'.repeat(32), ...env })
+    .auth;
 
 test('verifier options come only from the config: the library must not fall back to process.env', (t) => {
   // These are the variables express-oauth2-jwt-bearer reads as defaults; they must change nothing.
@@ -62,7 +63,12 @@ test('incomplete or contradictory auth settings fail at start with a sentence sa
     ],
   ];
   for (const [env, message] of cases) t.throws(() => verifierOptions(auth(env)), { instanceOf: ConfigError, message });
-  t.throws(() => auth({ AUTH_ISSUER_BASE_URL: 'https://idp/' }), { message: /AUTH_AUDIENCE is required/ });
+  t.throws(() => assertAuthConfigured(auth({ AUTH_ISSUER_BASE_URL: 'https://idp/' })), {
+    message: /AUTH_AUDIENCE is required/,
+  });
+  // Mock authentication is never implied by the absence of settings, in any NODE_ENV.
+  t.false(auth({ NODE_ENV: 'development' }).mock);
+  t.throws(() => assertAuthConfigured(auth({ NODE_ENV: 'development' })), { message: /no authentication configured/ });
 });
 
 test('the three configuration modes', (t) => {

@@ -56,6 +56,8 @@ test('app services get the configuration variables the code reads, and wait for 
     'COMMAND_TIMEOUT_MS',
     'MAX_TOP',
     'PORT',
+    'COMMAND_SIGNING_KEY',
+    'RATE_LIMIT_PER_MINUTE',
   ]) {
     t.true(name in (api.environment ?? {}), name);
   }
@@ -64,6 +66,14 @@ test('app services get the configuration variables the code reads, and wait for 
     if (name === 'NODE_ENV') continue;
     t.true(source.includes(`'${name}'`) || source.includes(`.${name}`), `${name} is read by load-config.ts`);
   }
+  // Real authentication, production mode and a limiter out of the box (DESIGN §13).
+  const env = api.environment ?? {};
+  t.regex(String(env.NODE_ENV), /:-production\}$/);
+  t.regex(String(env.AUTH_MOCK), /:-false\}$/);
+  t.regex(String(env.AUTH_ISSUER_BASE_URL), /:-https:\/\/.+\}$/);
+  t.regex(String(env.AUTH_AUDIENCE), /:-.+\}$/);
+  t.regex(String(env.RATE_LIMIT_PER_MINUTE), /:-6000\}$/);
+  t.regex(String(env.COMMAND_SIGNING_KEY), /^\$\{COMMAND_SIGNING_KEY:\?/);
   t.is(api.depends_on?.migrate?.condition, 'service_completed_successfully');
   const redis = compose.services.redis as { command?: string[] };
   t.true(redis.command?.includes('noeviction'));
