@@ -5,6 +5,9 @@ import type { Logger } from '../db/infra/logger';
 import type { AppConfig } from '../domain/config/load-config';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { requestLogger } from './http/request-logger';
+import { apiSecurityHeaders, bullBoardSecurityHeaders } from './http/security-headers';
+import { rateLimit } from './limits/rate-limit';
+import { exportSlots } from './limits/export-slots';
 import { healthRoutes } from './health/health.routes';
 import { entityReadRoutes } from './entities/entity-read.routes';
 import { authenticate } from './auth/authenticate';
@@ -33,15 +36,27 @@ export interface AppDeps {
 /** Builds the HTTP application; no listening, no process handling (that is main.ts). */
 export function createApp(deps: AppDeps): Express {
   const app = express();
+  const limits = deps.config.limits;
   app.disable('x-powered-by');
   app.set('etag', false); // entity ETags come from row versions, not body hashes
   app.set('query parser', 'simple');
 
   app.use(requestLogger(deps.logger, { ignore: (url) => url.startsWith('/health/') }));
+  app.use(apiSecurityHeaders());
   app.use(healthRoutes(deps.knex, deps.redis)); // the only routes open without a token
 
   const grants = cachedRoleGrants(deps.knex);
   app.use(authenticate(deps.config.auth, grants));
+  const storeError = (err: unknown) =>
+    deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'redis unavailable for a limit');
+  app.use(
+    rateLimit({
+      redis: deps.redis,
+      perMinute: limits.rateLimitPerMinute,
+      prefix: deps.config.queuePrefix,
+      onStoreError: storeError,
+    }),
+  );
   // Bodies are parsed only for authenticated callers.
   app.use(
     express.json({
@@ -53,12 +68,20 @@ export function createApp(deps: AppDeps): Express {
   // Routes with policies of their own (spec §5.3), then the default policy for everything else.
   app.use(rolesRoutes({ knex: deps.knex, grants }));
   app.use('/Jobs', requireAdmin, jobsRoutes({ queues: deps.queues, maxTop: deps.config.maxTop }));
-  app.use(BULL_BOARD_PATH, requireAdmin, bullBoardRouter(deps.queues));
+  app.use(
+    BULL_BOARD_PATH,
+    requireAdmin,
+    bullBoardSecurityHeaders(),
+    bullBoardRouter(deps.queues, { readOnly: deps.config.bullBoardReadOnly }),
+  );
   app.use(
     exportRoutes({
       knex: deps.knex,
       maxTop: deps.config.maxTop,
       maxConcurrent: exportConcurrencyFor(deps.config.dbPoolMax),
+      slots: exportSlots(deps.redis, deps.config.queuePrefix, limits.maxExportsPerSubject, storeError),
+      maxPerSubject: limits.maxExportsPerSubject,
+      stallMs: limits.exportStallMs,
     }),
   );
   app.use(requireDefaultPolicy);

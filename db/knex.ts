@@ -15,6 +15,8 @@ export function createKnex(databaseUrl: string, poolMax = 10): Knex {
     client: 'pg',
     connection: databaseUrl,
     pool: { min: 0, max: poolMax },
+    // A pool that stays exhausted answers 503 after this long (DESIGN §13), not after knex's 60 s.
+    acquireConnectionTimeout: 5000,
     migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.js'], tableName: 'knex_migrations' },
   });
 }

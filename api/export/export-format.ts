@@ -16,11 +16,15 @@ export function formatOfMediaType(mediaType: (typeof OFFERED)[number]): ExportFo
 
 /**
  * Turns cursor rows (arrays) into bytes. CSV: RFC 4180 (CRLF records, fields quoted when they hold
- * a comma, quote or line break), a header row first; a null is an empty field. NDJSON: each row's
+ * a comma, quote or line break), a header row first; a null is an empty field; formulas escaped. NDJSON: each row's
  * single column is already a JSON document.
  */
 export function rowFormatter(format: ExportFormat, header: string[]): Transform {
-  if (format === 'csv') return stringify({ header: true, columns: header, record_delimiter: 'windows' });
+  if (format === 'csv') {
+    // escape_formulas: a text cell starting with = + - @ tab or CR gets a leading ' so a spreadsheet
+    // shows it instead of running it (CSV injection, DESIGN §13); numbers are left as they are.
+    return stringify({ header: true, columns: header, record_delimiter: 'windows', escape_formulas: true });
+  }
   return new Transform({
     writableObjectMode: true,
     transform(row: [string], _encoding, callback) {

@@ -1,7 +1,7 @@
 import { pipeline } from 'node:stream/promises';
 import { Router, type Request, type Response } from 'express';
 import type { Knex } from 'knex';
-import { badRequest } from '../../domain/errors/domain-error';
+import { badRequest, tooManyRequests } from '../../domain/errors/domain-error';
 import { parseReadOptions, type ReadOptions } from '../../domain/queries/read-options';
 import type { EntityDefinition } from '../../domain/entities';
 import { exportHeader, openExportStream, type ExportFormat } from '../../db/query/entity-export';
@@ -10,6 +10,9 @@ import { searchExtra } from '../../db/search/search-query';
 import { requireDefaultPolicy } from '../auth/require-role';
 import { entityOfRoute } from '../entities/entity-key';
 import { problem, sendProblem } from '../http/problem';
+import { callerOf } from '../auth/caller';
+import type { ExportSlots } from '../limits/export-slots';
+import { dropWhenStalled } from '../limits/stall-guard';
 import { MEDIA_TYPE, OFFERED, formatOfMediaType, rowFormatter } from './export-format';
 
 export interface ExportRouteDeps {
@@ -20,6 +23,11 @@ export interface ExportRouteDeps {
    * reads, so slow clients must not be able to take every connection from the read path.
    */
   maxConcurrent: number;
+  /** Exports one subject may run at once, across every API process (MAX_EXPORTS_PER_SUBJECT). */
+  slots: ExportSlots;
+  maxPerSubject: number;
+  /** A reader that takes no byte for this long is dropped (EXPORT_STALL_MS). */
+  stallMs: number;
 }
 
 /** Half the pool for exports, the rest always left to ordinary reads and writes. */
@@ -67,11 +75,19 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
       sendProblem(res, problem(503, 'Service Unavailable', 'Too many exports are running; try again shortly.'));
       return;
     }
+    const slot = await deps.slots.acquire(callerOf(req).subject);
+    if (!slot) {
+      throw tooManyRequests(
+        `Too many exports at once: at most ${deps.maxPerSubject} per caller (MAX_EXPORTS_PER_SUBJECT); wait for one to finish.`,
+        5,
+      );
+    }
     running++;
     try {
       await streamExport(req, res, entity, options, search, format);
     } finally {
       running--;
+      slot.release();
     }
   });
 
@@ -89,15 +105,24 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
     res.setHeader('Content-Disposition', `attachment; filename="${entity.route}.${format}"`);
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Vary', 'Accept');
+    let stalled = false;
+    const unwatch = dropWhenStalled(res, deps.stallMs, () => {
+      stalled = true;
+      req.log?.info({ entity: entity.name, stallMs: deps.stallMs }, 'export dropped: the client stopped reading');
+    });
     try {
       await pipeline(rows, rowFormatter(format, exportHeader(entity)), res);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE') {
+      if (stalled) {
+        // logged when dropped
+      } else if ((err as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE') {
         req.log?.info({ entity: entity.name }, 'export stopped: the client went away');
       } else {
         req.log?.error({ err, entity: entity.name }, 'export failed mid-stream');
       }
       res.destroy(); // the status line is gone: a cut connection is the only signal left
+    } finally {
+      unwatch();
     }
   }
 

@@ -15,21 +15,33 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   });
 }
 
+type Readiness = { postgres: 'ok' | 'down'; redis: 'ok' | 'down' };
+
+/** How long one readiness answer is reused: a probe storm costs the stores one check a second. */
+export const READINESS_CACHE_MS = 1000;
+
 /** Liveness says the process answers; readiness says both stores answer too. No auth on either. */
 export function healthRoutes(knex: Knex, redis: Redis): Router {
   const router = Router();
+  let cached: { at: number; checks: Promise<Readiness> } | undefined;
+  const readiness = (): Promise<Readiness> => {
+    const now = Date.now();
+    if (cached && now - cached.at < READINESS_CACHE_MS) return cached.checks;
+    const checks = Promise.allSettled([
+      withTimeout(knex.raw('select 1'), CHECK_TIMEOUT_MS),
+      withTimeout(redis.ping(), CHECK_TIMEOUT_MS),
+    ]).then(([pg, rd]): Readiness => ({
+      postgres: pg.status === 'fulfilled' ? 'ok' : 'down',
+      redis: rd.status === 'fulfilled' ? 'ok' : 'down',
+    }));
+    cached = { at: now, checks };
+    return checks;
+  };
   router.get('/health/live', (_req, res) => {
     res.json({ status: 'ok' });
   });
   router.get('/health/ready', async (req, res) => {
-    const [pg, rd] = await Promise.allSettled([
-      withTimeout(knex.raw('select 1'), CHECK_TIMEOUT_MS),
-      withTimeout(redis.ping(), CHECK_TIMEOUT_MS),
-    ]);
-    const checks = {
-      postgres: pg.status === 'fulfilled' ? 'ok' : 'down',
-      redis: rd.status === 'fulfilled' ? 'ok' : 'down',
-    };
+    const checks = await readiness();
     if (checks.postgres === 'ok' && checks.redis === 'ok') {
       res.json({ status: 'ready', checks });
       return;
@@ -38,6 +50,7 @@ export function healthRoutes(knex: Knex, redis: Redis): Router {
     const down = Object.entries(checks)
       .filter(([, v]) => v === 'down')
       .map(([k]) => k);
+    res.setHeader('Retry-After', '5');
     sendProblem(res, problem(503, 'Service Unavailable', `Not ready: ${down.join(' and ')} not answering.`));
   });
   return router;

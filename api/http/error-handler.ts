@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { DomainError } from '../../domain/errors/domain-error';
 import { problem, problemFor, sendProblem } from './problem';
+import { isStoreUnavailable, OUTAGE_RETRY_AFTER_SECONDS } from '../../db/infra/store-outage';
 
 /** Errors raised by body parsing and other middleware carry an HTTP status of their own. */
 interface HttpError extends Error {
@@ -32,9 +33,27 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
     sendProblem(res, clientProblem(httpErr, status));
     return;
   }
+  if (isStoreUnavailable(err)) {
+    // A store outage, an exhausted pool or a statement timeout: the client may simply try again.
+    req.log?.warn(
+      { err: { message: (err as Error).message, code: (err as { code?: unknown }).code } },
+      'store unavailable',
+    );
+    res.setHeader('Retry-After', String(OUTAGE_RETRY_AFTER_SECONDS));
+    sendProblem(res, problemFor('Unavailable', [storeDetail(err)]));
+    return;
+  }
   req.log?.error({ err }, 'unhandled error');
   sendProblem(res, problemFor('Internal', []));
 };
+
+/** What a 503 says: never the driver's message (it may name hosts or SQL), only what to do. */
+function storeDetail(err: unknown): string {
+  const code = (err as { code?: unknown }).code;
+  if (code === '57014')
+    return 'The query took longer than the statement time limit (STATEMENT_TIMEOUT_MS); narrow it or try again later.';
+  return 'A data store is not answering right now; try again shortly.';
+}
 
 function clientProblem(err: HttpError, status: number) {
   switch (err.type) {

@@ -25,3 +25,31 @@ export async function pruneOlderThan(
     )
     .delete();
 }
+
+export interface PruneUntilDoneOptions {
+  /** Rows per statement: each is its own short transaction, so writers never wait long on it. */
+  batch?: number;
+  /** Stop after this long even if rows remain (the next run goes on): bounds one job's time. */
+  budgetMs?: number;
+}
+
+/**
+ * Deletes every row older than the window, batch after batch, until none is left or the time
+ * budget is spent (DESIGN §13: retention keeps pace with any write rate). Returns rows deleted and
+ * whether the table is caught up.
+ */
+export async function pruneUntilDone(
+  knex: Knex,
+  table: RetainedTable,
+  olderThanMs: number,
+  { batch = 5000, budgetMs = 30_000 }: PruneUntilDoneOptions = {},
+): Promise<{ deleted: number; caughtUp: boolean }> {
+  const deadline = Date.now() + budgetMs;
+  let deleted = 0;
+  for (;;) {
+    const n = await pruneOlderThan(knex, table, olderThanMs, batch);
+    deleted += n;
+    if (n < batch) return { deleted, caughtUp: true };
+    if (Date.now() >= deadline) return { deleted, caughtUp: false };
+  }
+}

@@ -50,7 +50,7 @@ export interface AppConfig {
   /** HMAC key over every command payload; workers refuse a command whose signature fails. */
   commandSigningKey: string;
   /** How long published outbox rows and finished command-log rows are kept (the idempotency window). */
-  retention: { outboxMs: number; commandLogMs: number };
+  retention: { outboxMs: number; commandLogMs: number; intervalMs: number };
 }
 
 /** The limits of DESIGN §13: each has an environment variable and answers a 4xx naming it. */
@@ -175,6 +175,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     retention: {
       outboxMs: int(env, 'OUTBOX_RETENTION_HOURS', 24) * 3600_000,
       commandLogMs: int(env, 'COMMAND_LOG_RETENTION_HOURS', 7 * 24) * 3600_000,
+      // How often the one retention job (a BullMQ job scheduler shared by every process) runs.
+      intervalMs: int(env, 'RETENTION_INTERVAL_MS', 60_000),
     },
   };
 }

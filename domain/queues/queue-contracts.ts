@@ -6,6 +6,8 @@ export const QUEUE = {
   commands: 'commands',
   views: 'views',
   notifications: 'notifications',
+  /** Housekeeping run by the command workers: the retention job (one scheduler for all processes). */
+  maintenance: 'maintenance',
 } as const;
 
 export type QueueName = (typeof QUEUE)[keyof typeof QUEUE];
@@ -17,3 +19,6 @@ export const ALL_QUEUES: readonly QueueName[] = Object.values(QUEUE);
  * its handler reports progress with `job.updateProgress`.
  */
 export const REBUILD_VIEWS_JOB = 'rebuild-views';
+
+/** Job (and job scheduler id) of the `maintenance` queue that prunes the outbox and the command log. */
+export const PRUNE_RETENTION_JOB = 'prune-retention';

@@ -46,3 +46,21 @@ test('malformed JSON and oversized bodies are 400 and 413 problems, never a stac
   t.is(big.status, 413);
   t.like(big.body as object, { title: 'Payload Too Large', status: 413 });
 });
+
+test('/health/ready is answered from one check a second, however many probes arrive', async (t) => {
+  let checks = 0;
+  const count = (query: { sql: string }) => {
+    if (query.sql === 'select 1') checks += 1;
+  };
+  stack.knex.on('query', count);
+  t.teardown(() => stack.knex.off('query', count));
+  const started = Date.now();
+  const answers = await Promise.all(Array.from({ length: 60 }, () => stack.get('/health/ready')));
+  const seconds = Math.ceil((Date.now() - started) / 1000);
+  t.true(
+    answers.every((a) => a.status === 200),
+    'every probe answered',
+  );
+  // One check per second of the burst at most (plus the one a cached answer may straddle).
+  t.true(checks <= seconds + 1, `${checks} checks for 60 probes in ${seconds} s`);
+});

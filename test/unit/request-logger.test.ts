@@ -2,8 +2,8 @@ import test from 'ava';
 import express from 'express';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import pino from 'pino';
 import { requestLogger } from '../../api/http/request-logger';
+import { createLogger } from '../../db/infra/logger';
 import { eventually } from '../support/queues';
 
 type Line = Record<string, unknown> & { req?: Record<string, unknown>; res?: Record<string, unknown> };
@@ -17,14 +17,8 @@ async function serve(level: string) {
       callback();
     },
   });
-  const logger = pino(
-    {
-      level,
-      serializers: { req: pino.stdSerializers.req, res: pino.stdSerializers.res },
-      redact: { paths: ['req.headers.authorization'], censor: '[redacted]' },
-    },
-    sink,
-  );
+  // The service's own logger (its serializers and redaction), writing into the array.
+  const logger = createLogger('test', level, sink);
   const app = express();
   app.use(requestLogger(logger, { ignore: (url) => url.startsWith('/health/') }));
   app.get('/health/live', (_req, res) => res.status(500).end());
@@ -77,4 +71,19 @@ test('at debug level successful requests are logged too', async (t) => {
   await fetch(`${app.base}/ok`);
   const completion = await eventually(async () => app.lines.find((l) => l.msg === 'request completed'));
   t.like(completion, { level: 20, req: { method: 'GET', url: '/ok' }, res: { statusCode: 200 } });
+});
+
+test('tokens never reach a log line: query-string tokens and credential headers are redacted', async (t) => {
+  const app = await serve('info');
+  t.teardown(app.close);
+  const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJtZSJ9.c2lnbmF0dXJl';
+  await fetch(`${app.base}/missing?x=1&access_token=${jwt}&id_token=${jwt}#frag`, {
+    headers: { authorization: `Bearer ${jwt}`, 'proxy-authorization': `Basic ${jwt}`, cookie: `s=${jwt}` },
+  });
+  const line = await eventually(async () => app.lines.find((l) => l.msg === 'request completed'));
+  const text = JSON.stringify(line);
+  t.false(text.includes(jwt), text);
+  t.false(text.includes('c2lnbmF0dXJl'), text);
+  t.is(line.req?.url, '/missing?x=1&access_token=[redacted]&id_token=[redacted]');
+  t.is((line.req!.headers as Record<string, string>)['proxy-authorization'], '[redacted]');
 });

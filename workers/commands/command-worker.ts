@@ -7,6 +7,7 @@ import { createLogger, type Logger } from '../../db/infra/logger';
 import { createQueueWorker } from '../shared/run-worker';
 import { createCommandRunner, type TestPause } from './command-runner';
 import { startOutboxRelay } from './outbox-relay';
+import { startRetentionWorker } from './retention-worker';
 
 export interface CommandWorkerOptions {
   logger?: Logger;
@@ -54,8 +55,10 @@ export async function startCommandWorker(
     stalledRecovery: options.stalledRecovery,
   });
   await worker.waitUntilReady();
+  const retention = await startRetentionWorker(config, knex, logger);
   return {
     async close() {
+      await retention.close();
       await worker.close();
       await relay.close();
       await knex.destroy();

@@ -1,8 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Knex } from 'knex';
-import { COMMAND_LOG_RETENTION } from '../../db/commands/command-log';
-import { OUTBOX_RETENTION, lockUnpublished, markEventsPublished, markPublished } from '../../db/commands/outbox';
-import { pruneOlderThan } from '../../db/commands/retention';
+import { lockUnpublished, markEventsPublished, markPublished } from '../../db/commands/outbox';
 import { isPublishableEvent, type DomainEvent } from '../../domain/events/domain-event';
 import type { Logger } from '../../db/infra/logger';
 import { bullConnection } from '../../db/infra/redis';
@@ -23,11 +21,6 @@ const SWEEP_INTERVAL_MS = 1000;
  * job id is the event id and event jobs are kept an hour) and the consumers tolerate.
  */
 const MARK_DELAY_MS = 100;
-const PRUNE_INTERVAL_MS = 10 * 60_000;
-/** Published events are kept a day for inspection; the activity log is the lasting record. */
-const OUTBOX_RETENTION_MS = 24 * 3600_000;
-/** Redeliveries and Idempotency-Key repeats come long before a week is out. */
-const COMMAND_LOG_RETENTION_MS = 7 * 24 * 3600_000;
 
 const EVENT_JOB_OPTIONS = {
   attempts: 5,
@@ -63,7 +56,6 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const inFlight = new Set<Promise<unknown>>();
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
-  let lastPrune = 0;
 
   const sweepIntervalMs = options.sweepIntervalMs ?? SWEEP_INTERVAL_MS;
   const publishWindowMs = options.publishWindowMs ?? 0;
@@ -137,11 +129,6 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     try {
       const published = await track(sweep());
       if (published) logger.info({ published }, 'outbox sweep published events left unpublished');
-      if (!closed && Date.now() - lastPrune > PRUNE_INTERVAL_MS) {
-        lastPrune = Date.now();
-        await track(pruneOlderThan(knex, OUTBOX_RETENTION, OUTBOX_RETENTION_MS));
-        await track(pruneOlderThan(knex, COMMAND_LOG_RETENTION, COMMAND_LOG_RETENTION_MS));
-      }
     } catch (err) {
       logger.warn({ err: (err as Error).message }, 'outbox sweep failed; will retry');
     } finally {

@@ -1,0 +1,62 @@
+import { Queue } from 'bullmq';
+import type { Knex } from 'knex';
+import { COMMAND_LOG_RETENTION } from '../../db/commands/command-log';
+import { OUTBOX_RETENTION } from '../../db/commands/outbox';
+import { pruneUntilDone } from '../../db/commands/retention';
+import type { Logger } from '../../db/infra/logger';
+import { bullConnection } from '../../db/infra/redis';
+import type { AppConfig } from '../../domain/config/load-config';
+import { PRUNE_RETENTION_JOB, QUEUE } from '../../domain/queues/queue-contracts';
+import { createQueueWorker } from '../shared/run-worker';
+
+/**
+ * Retention of the outbox and the command log (DESIGN §13). One BullMQ job scheduler (the same id
+ * upserted by every command worker process) makes one `prune-retention` job per interval for the
+ * whole deployment, whichever process takes it; each run deletes in batches until nothing older
+ * than its window is left, so the tables hold about their windows however fast the service writes.
+ */
+export async function startRetentionWorker(
+  config: AppConfig,
+  knex: Knex,
+  logger: Logger,
+): Promise<{ close(): Promise<void> }> {
+  const queue = new Queue(QUEUE.maintenance, {
+    connection: bullConnection(config.redisUrl, 'worker'),
+    prefix: config.queuePrefix,
+  });
+  queue.on('error', (err) => logger.debug({ queue: QUEUE.maintenance, err: err.message }, 'queue connection error'));
+  await queue.upsertJobScheduler(
+    PRUNE_RETENTION_JOB,
+    { every: config.retention.intervalMs },
+    {
+      name: PRUNE_RETENTION_JOB,
+      opts: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } },
+    },
+  );
+  const budgetMs = Math.max(1000, Math.floor(config.retention.intervalMs / 2));
+  const worker = createQueueWorker({
+    queue: QUEUE.maintenance,
+    redisUrl: config.redisUrl,
+    prefix: config.queuePrefix,
+    concurrency: 1,
+    logger,
+    handlers: {
+      [PRUNE_RETENTION_JOB]: async () => {
+        const outbox = await pruneUntilDone(knex, OUTBOX_RETENTION, config.retention.outboxMs, { budgetMs });
+        const commandLog = await pruneUntilDone(knex, COMMAND_LOG_RETENTION, config.retention.commandLogMs, {
+          budgetMs,
+        });
+        if (outbox.deleted || commandLog.deleted) logger.info({ outbox, commandLog }, 'retention pruned');
+        return { outbox, commandLog };
+      },
+    },
+    expectedJobNames: [PRUNE_RETENTION_JOB],
+  });
+  await worker.waitUntilReady();
+  return {
+    async close() {
+      await worker.close();
+      await queue.close();
+    },
+  };
+}
