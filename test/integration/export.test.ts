@@ -10,7 +10,8 @@ import { parseCsv } from '../support/csv';
 let stack: Stack;
 test.before(async () => {
   // 12 connections: up to 6 exports at once (half the pool), the rest left to reads.
-  stack = await startStack({ workers: [], env: { DB_POOL_MAX: '12' } });
+  // Tests here run at once as one caller: the per-caller export cap is not what they check.
+  stack = await startStack({ workers: [], env: { DB_POOL_MAX: '12', MAX_EXPORTS_PER_SUBJECT: '100' } });
 });
 test.after.always(async () => {
   await stack?.close();

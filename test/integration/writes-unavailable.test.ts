@@ -1,11 +1,10 @@
-import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import { Queue } from 'bullmq';
 import { bullConnection } from '../../db/infra/redis';
 import { encodeId } from '../../domain/ids/id-codec';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { startCommandWorker } from '../../workers/commands/command-worker';
+import { CuttableProxy } from '../support/cuttable-proxy';
 import { startStack, type Stack } from '../support/stack';
 import { assertProblem, waitFor } from '../support/writes';
 
@@ -13,46 +12,6 @@ import { assertProblem, waitFor } from '../support/writes';
  * Redis unreachable: a write is refused at once with a 503 problem and nothing is enqueued
  * (DESIGN §6). The stack reaches Redis through a TCP proxy the test can cut and restore.
  */
-
-/**
- * A TCP proxy to Redis that can drop every connection and refuse new ones, then come back; and
- * can pass requests on while dropping Redis's answers (a connection dying mid-command).
- */
-class CuttableProxy {
-  private server = net.createServer((client) => this.pipe(client));
-  private readonly sockets = new Set<net.Socket>();
-  port = 0;
-  swallowReplies = false;
-
-  constructor(private readonly upstream: URL) {}
-
-  private pipe(client: net.Socket): void {
-    const upstream = net.connect(Number(this.upstream.port), this.upstream.hostname);
-    for (const socket of [client, upstream]) {
-      this.sockets.add(socket);
-      socket.on('close', () => this.sockets.delete(socket));
-      socket.on('error', () => undefined);
-    }
-    client.pipe(upstream);
-    upstream.on('data', (chunk: Buffer) => {
-      if (!this.swallowReplies) client.write(chunk);
-    });
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-  }
-
-  async open(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(this.port, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-  }
-
-  async cut(): Promise<void> {
-    const closed = new Promise((resolve) => this.server.close(resolve));
-    for (const socket of this.sockets) socket.destroy();
-    await closed;
-    this.server = net.createServer((client) => this.pipe(client));
-  }
-}
 
 let stack: Stack;
 let proxy: CuttableProxy;

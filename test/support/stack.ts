@@ -31,6 +31,8 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** Worker kinds to run in-process; defaults to every kind (see defaultWorkers). */
   workers?: WorkerStarter[];
+  /** How the service reaches its database, given the test database's URL (e.g. through a proxy). */
+  databaseUrl?: (direct: string) => string;
 }
 
 export interface HttpResult {
@@ -46,6 +48,8 @@ export interface Stack {
   config: AppConfig;
   /** Direct database access, for arranging rows and checking what was persisted. */
   knex: Knex;
+  /** The test database's own URL, whatever route the service takes to it. */
+  directDatabaseUrl: string;
   request(
     method: string,
     path: string,
@@ -77,7 +81,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   if (!redisUrl) throw new Error('REDIS_URL is not set: run the suite with `npm test`');
   const config = loadConfig({
     NODE_ENV: 'test',
-    DATABASE_URL: db.url,
+    DATABASE_URL: options.databaseUrl ? options.databaseUrl(db.url) : db.url,
     REDIS_URL: redisUrl,
     QUEUE_PREFIX: uniqueQueuePrefix(),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
@@ -125,6 +129,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     baseUrl,
     config,
     knex,
+    directDatabaseUrl: db.url,
     request,
     get: (path, headers) => request('GET', path, { headers }),
     async close() {

@@ -8,11 +8,18 @@ import { errorHandler } from '../../api/http/error-handler';
 
 /** With Redis unreachable, /Jobs answers 503 (the queues are down), not 500 (a bug). */
 
-function appWith(reachable: boolean) {
+function appWith(reachable: boolean, cause: 'outage' | 'bug' = 'outage') {
   const failing = {
     name: 'views',
-    getJobs: () => Promise.reject(new Error("Stream isn't writeable and enableOfflineQueue options is false")),
-    getJob: () => Promise.reject(new Error('Connection is closed.')),
+    getJobs: () =>
+      Promise.reject(
+        new Error(
+          cause === 'outage'
+            ? "Stream isn't writeable and enableOfflineQueue options is false"
+            : 'WRONGTYPE Operation against a key holding the wrong kind of value',
+        ),
+      ),
+    getJob: () => Promise.reject(new Error(cause === 'outage' ? 'Connection is closed.' : 'ERR unknown command')),
   } as unknown as Queue;
   const queues: QueueRegistry = {
     get: (name) => (name === 'views' ? failing : undefined),
@@ -26,8 +33,8 @@ function appWith(reachable: boolean) {
   return app;
 }
 
-async function get(reachable: boolean, path: string) {
-  const server = appWith(reachable).listen(0, '127.0.0.1');
+async function get(reachable: boolean, path: string, cause: 'outage' | 'bug' = 'outage') {
+  const server = appWith(reachable, cause).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   try {
     const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`);
@@ -45,8 +52,16 @@ test('queues unreachable: 503 problem for listings and single jobs', async (t) =
   }
 });
 
-test('queues reachable but failing: a plain 500 that says nothing of the cause', async (t) => {
-  const res = await get(true, '/Jobs');
+test('a connection lost before the registry noticed is still an outage: 503 with Retry-After', async (t) => {
+  for (const path of ['/Jobs', '/Jobs/views/1']) {
+    const res = await get(true, path);
+    t.is(res.status, 503, path);
+    t.like(res.body, { title: 'Service Unavailable', status: 503 });
+  }
+});
+
+test('queues reachable but failing for another reason: a plain 500 that says nothing of the cause', async (t) => {
+  const res = await get(true, '/Jobs', 'bug');
   t.is(res.status, 500);
   t.deepEqual(res.body, {
     type: 'about:blank',

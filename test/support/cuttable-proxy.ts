@@ -1,0 +1,42 @@
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A TCP proxy to a store (Redis, Postgres) that can drop every connection and refuse new ones, then come back; and
+ * can pass requests on while dropping Redis's answers (a connection dying mid-command).
+ */
+export class CuttableProxy {
+  private server = net.createServer((client) => this.pipe(client));
+  private readonly sockets = new Set<net.Socket>();
+  port = 0;
+  swallowReplies = false;
+
+  constructor(private readonly upstream: URL) {}
+
+  private pipe(client: net.Socket): void {
+    const upstream = net.connect(Number(this.upstream.port), this.upstream.hostname);
+    for (const socket of [client, upstream]) {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+      socket.on('error', () => undefined);
+    }
+    client.pipe(upstream);
+    upstream.on('data', (chunk: Buffer) => {
+      if (!this.swallowReplies) client.write(chunk);
+    });
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  }
+
+  async open(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(this.port, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  async cut(): Promise<void> {
+    const closed = new Promise((resolve) => this.server.close(resolve));
+    for (const socket of this.sockets) socket.destroy();
+    await closed;
+    this.server = net.createServer((client) => this.pipe(client));
+  }
+}
