@@ -3,11 +3,18 @@ import { nodeArgsOf, type ProcessKind } from './process-commands';
 
 /**
  * `npm start`'s process supervisor: the API and one process of each worker kind, output prefixed
- * per process, all stopped together on Ctrl-C/SIGTERM or when any one of them dies.
+ * per process, all stopped together on Ctrl-C/SIGTERM. A process that dies is started again after a
+ * growing pause (1 s, 2 s, 4 s … 30 s; back to 1 s once it has run for a minute), so one crash never
+ * takes the others down; one that cannot even start (it dies within seconds, five times running:
+ * a configuration error, a store that is not there) stops everything, saying so.
  */
 
 const PROCESSES: ProcessKind[] = ['api', 'commands', 'views', 'notifications'];
 const STOP_TIMEOUT_MS = 20_000;
+const EARLY_EXIT_MS = 5_000;
+const MAX_EARLY_EXITS = 5;
+const HEALTHY_AFTER_MS = 60_000;
+const MAX_BACKOFF_MS = 30_000;
 
 const children = new Map<string, ChildProcess>();
 let stopping = false;
@@ -42,7 +49,8 @@ function stopAll(code: number): void {
   }, 100);
 }
 
-for (const name of PROCESSES) {
+function start(name: ProcessKind, earlyExits = 0, backoffMs = 1000): void {
+  const startedAt = Date.now();
   const child = spawn(process.execPath, nodeArgsOf(name), {
     env: process.env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -52,12 +60,26 @@ for (const name of PROCESSES) {
   prefixLines(name, child.stderr!, process.stderr);
   child.on('exit', (code, signal) => {
     children.delete(name);
-    if (!stopping) {
-      console.error(`[supervisor] ${name} exited unexpectedly (${signal ?? `code ${code}`}); stopping the rest`);
+    if (stopping) return;
+    const ranFor = Date.now() - startedAt;
+    const early = ranFor < EARLY_EXIT_MS ? earlyExits + 1 : 0;
+    const how = signal ?? `code ${code}`;
+    if (early >= MAX_EARLY_EXITS) {
+      console.error(
+        `[supervisor] ${name} exited (${how}) ${early} times within seconds of starting; stopping the rest`,
+      );
       stopAll(1);
+      return;
     }
+    const pause = ranFor >= HEALTHY_AFTER_MS ? 1000 : backoffMs;
+    console.error(`[supervisor] ${name} exited unexpectedly (${how}); starting it again in ${pause / 1000} s`);
+    setTimeout(() => {
+      if (!stopping) start(name, early, Math.min(pause * 2, MAX_BACKOFF_MS));
+    }, pause);
   });
 }
+
+for (const name of PROCESSES) start(name);
 
 const port = process.env.PORT || '3000';
 console.log(

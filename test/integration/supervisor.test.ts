@@ -69,6 +69,19 @@ test('the supervisor serves, runs every worker kind, and stops them all on SIGTE
       const res = await fetch(`${base}/Countries?$search=italy`);
       return ((await res.json()) as unknown[]).length === 1;
     }, 20_000);
+    // One process dying (as the API once did on a huge response) takes nothing else down: it is
+    // started again and serves, and the workers never stopped.
+    const apiPid = Number(/"component":"api","pid":(\d+)/.exec(output)?.[1]);
+    t.true(apiPid > 0, output);
+    process.kill(apiPid, 'SIGKILL');
+    await eventually(async () => /api exited unexpectedly \(SIGKILL\); starting it again/.test(output), 10_000);
+    await eventually(async () => (await fetch(`${base}/health/ready`).catch(() => undefined))?.ok, 20_000);
+    const after = await fetch(`${base}/Countries`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ Name: 'Malta', IsoCode: 'MT' }),
+    });
+    t.is(after.status, 201);
   } finally {
     child.kill('SIGTERM');
   }
