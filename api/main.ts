@@ -27,7 +27,7 @@ async function main(): Promise<void> {
       `authentication: bearer tokens (${mode})`,
     );
   }
-  const knex = createKnex(config.databaseUrl, config.dbPoolMax);
+  const knex = createKnex(config.databaseUrl, config.dbPoolMax, logger);
   const redis = createRedis(config.redisUrl, 'producer');
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
 

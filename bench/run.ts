@@ -29,6 +29,13 @@ const ONLY = new Set((process.env.BENCH_ONLY ?? '').split(',').filter(Boolean));
 const selected = (name: string) =>
   ONLY.size === 0 || [...ONLY].some((key) => name.toLowerCase().includes(key.toLowerCase()));
 const redisUrl = process.env.REDIS_URL!;
+/**
+ * Retention in the benchmark: a window of seconds instead of a day, so a run shows whether pruning
+ * keeps the outbox and the command log at about (window + interval) × write rate.
+ */
+const RETENTION_WINDOW_S = Number(process.env.BENCH_RETENTION_WINDOW_S ?? 20);
+const RETENTION_INTERVAL_MS = 5000;
+const RETENTION_RUN_S = Number(process.env.BENCH_RETENTION_SECONDS ?? 60);
 
 interface Row {
   scenario: string;
@@ -174,6 +181,9 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'warn',
     QUEUE_PREFIX: QUEUE_PREFIX,
     NODE_ENV: 'development',
+    OUTBOX_RETENTION_HOURS: String(RETENTION_WINDOW_S / 3600),
+    COMMAND_LOG_RETENTION_HOURS: String(RETENTION_WINDOW_S / 3600),
+    RETENTION_INTERVAL_MS: String(RETENTION_INTERVAL_MS),
   };
   // Each process as `npm start` runs it (package.json scripts, V8 flags included).
   const api = start(nodeArgsOf('api'), { ...env, PORT: String(API_PORT) });
@@ -295,6 +305,52 @@ async function main(): Promise<void> {
       peakRssMiB: exportRss(),
     });
   }
+  // Retention at the sustained POST rate: rows held in the outbox and the command log vs the window.
+  let retention:
+    | {
+        writesPerSecond: number;
+        windowSeconds: number;
+        intervalSeconds: number;
+        maxOutbox: number;
+        maxCommandLog: number;
+        bound: number;
+      }
+    | undefined;
+  if (selected('retention')) {
+    const count = async (table: string) =>
+      (await db.query<{ n: number }>(`select count(*)::int as n from ${table}`)).rows[0]!.n;
+    let maxOutbox = 0;
+    let maxCommandLog = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        maxOutbox = Math.max(maxOutbox, await count('outbox'));
+        maxCommandLog = Math.max(maxCommandLog, await count('command_log'));
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    })();
+    const result = await cannon({
+      url: `${service}/Schemes`,
+      connections: 16,
+      duration: RETENTION_RUN_S,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ SchemeName: 'Retention [<id>]' }),
+      idReplacement: true,
+    });
+    sampling = false;
+    await sampler;
+    const writesPerSecond = Math.round(result.requests.average);
+    retention = {
+      writesPerSecond,
+      windowSeconds: RETENTION_WINDOW_S,
+      intervalSeconds: RETENTION_INTERVAL_MS / 1000,
+      maxOutbox,
+      maxCommandLog,
+      // Rows younger than the window, plus what one interval adds before the next run removes it.
+      bound: Math.round(writesPerSecond * (RETENTION_WINDOW_S + RETENTION_INTERVAL_MS / 1000)),
+    };
+  }
   const peakRss = rss.peakMiB();
   rss.stop();
 
@@ -319,6 +375,12 @@ async function main(): Promise<void> {
       `export ${e.format}: ${e.rows} rows in ${e.seconds.toFixed(1)} s = ${Math.round(e.rows / e.seconds)} rows/s, API peak RSS ${e.peakRssMiB} MiB (HTTP ${e.status})`,
     );
   }
+  if (retention) {
+    console.log(
+      `retention at ${retention.writesPerSecond} POST/s for ${RETENTION_RUN_S} s (window ${retention.windowSeconds} s, run every ${retention.intervalSeconds} s): ` +
+        `outbox held at most ${retention.maxOutbox} rows, command_log ${retention.maxCommandLog}; (window + interval) × rate = ${retention.bound}`,
+    );
+  }
   console.log(`API peak RSS over the whole run: ${peakRss.toFixed(0)} MiB`);
 
   mkdirSync(path.join(PROJECT_ROOT, 'bench/results'), { recursive: true });
@@ -333,6 +395,7 @@ async function main(): Promise<void> {
         durationSeconds: DURATION,
         rows: table,
         exports,
+        retention,
         apiProcesses: process.env.API_PROCESSES ?? '1',
         commandWorkerProcesses: process.env.COMMAND_WORKER_PROCESSES ?? '1',
         apiPeakRssMiB: peakRss,

@@ -10,8 +10,24 @@ pg.types.setTypeParser(pg.types.builtins.DATE, (v) => v);
 
 export const MIGRATIONS_DIR = path.join(__dirname, 'migrations');
 
-export function createKnex(databaseUrl: string, poolMax = 10): Knex {
+/** Where knex's own warnings go (pool acquire failures, …): the process's JSON log, not bare stderr. */
+export interface KnexLog {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+export function createKnex(databaseUrl: string, poolMax = 10, logger?: KnexLog): Knex {
+  const text = (message: unknown) => (message instanceof Error ? message.message : String(message));
   return knexFactory({
+    ...(logger && {
+      log: {
+        warn: (m: unknown) => logger.warn({ source: 'knex' }, text(m)),
+        error: (m: unknown) => logger.error({ source: 'knex' }, text(m)),
+        deprecate: (m: unknown) => logger.debug({ source: 'knex' }, text(m)),
+        debug: (m: unknown) => logger.debug({ source: 'knex' }, text(m)),
+      },
+    }),
     client: 'pg',
     connection: databaseUrl,
     pool: { min: 0, max: poolMax },

@@ -95,6 +95,15 @@ function int(env: Record<string, string | undefined>, name: string, fallback: nu
   return n;
 }
 
+/** A duration given in hours (fractions allowed: 0.01 h = 36 s, for benchmarks and tests), in ms. */
+function hours(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback * 3600_000;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new ConfigError(`${name} must be a positive number of hours, got '${raw}'`);
+  return Math.round(n * 3600_000);
+}
+
 function optionalInt(env: Record<string, string | undefined>, name: string): number | undefined {
   return env[name] === undefined || env[name] === '' ? undefined : int(env, name, 0);
 }
@@ -173,8 +182,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     bullBoardReadOnly: bool(env, 'BULL_BOARD_READ_ONLY') ?? true,
     commandSigningKey,
     retention: {
-      outboxMs: int(env, 'OUTBOX_RETENTION_HOURS', 24) * 3600_000,
-      commandLogMs: int(env, 'COMMAND_LOG_RETENTION_HOURS', 7 * 24) * 3600_000,
+      outboxMs: hours(env, 'OUTBOX_RETENTION_HOURS', 24),
+      commandLogMs: hours(env, 'COMMAND_LOG_RETENTION_HOURS', 7 * 24),
       // How often the one retention job (a BullMQ job scheduler shared by every process) runs.
       intervalMs: int(env, 'RETENTION_INTERVAL_MS', 60_000),
     },

@@ -93,7 +93,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ...options.env,
   });
   const logger = createLogger('api-test', config.logLevel);
-  const knex = createKnex(config.databaseUrl, config.dbPoolMax);
+  const knex = createKnex(config.databaseUrl, config.dbPoolMax, logger);
   const redis = createRedis(config.redisUrl, 'producer');
   redis.on('error', () => undefined);
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));

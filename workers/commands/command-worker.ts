@@ -26,7 +26,7 @@ export async function startCommandWorker(
   options: CommandWorkerOptions = {},
 ): Promise<{ close(): Promise<void> }> {
   const logger = options.logger ?? createLogger('commands', config.logLevel);
-  const knex = createKnex(config.databaseUrl, config.dbPoolMax);
+  const knex = createKnex(config.databaseUrl, config.dbPoolMax, logger);
   const relay = startOutboxRelay({
     knex,
     redisUrl: config.redisUrl,

@@ -18,11 +18,8 @@ export interface RunningWorker {
 }
 
 export function workerContext(config: AppConfig, component: string): WorkerContext {
-  return {
-    config,
-    knex: createKnex(config.databaseUrl, config.dbPoolMax),
-    logger: createLogger(component, config.logLevel),
-  };
+  const logger = createLogger(component, config.logLevel);
+  return { config, knex: createKnex(config.databaseUrl, config.dbPoolMax, logger), logger };
 }
 
 /**
