@@ -21,6 +21,7 @@ import { exportConcurrencyFor, exportRoutes } from './export/export.routes';
 import { entityWriteRoutes } from './entities/entity-write.routes';
 import { commandRoutes } from './commands/command.routes';
 import type { CommandBus } from './commands/command-bus';
+import { patchLimitsOf } from '../domain/writes/patch-limits';
 
 export interface AppDeps {
   config: AppConfig;
@@ -91,6 +92,7 @@ export function createApp(deps: AppDeps): Express {
       knex: deps.knex,
       commandBus: deps.commandBus,
       commandTimeoutMs: deps.config.commandTimeoutMs,
+      patchLimits: patchLimitsOf(deps.config),
     }),
   );
   app.use(entityReadRoutes({ knex: deps.knex, maxTop: deps.config.maxTop }));

@@ -34,7 +34,13 @@ async function main(): Promise<void> {
   const queues = createQueueRegistry(redis, config.queuePrefix, logger);
 
   // Writes go through the command queue: serve only once its producer and events reader are up.
-  const commandBus = await createCommandBus({ redis, redisUrl: config.redisUrl, prefix: config.queuePrefix, logger });
+  const commandBus = await createCommandBus({
+    redis,
+    redisUrl: config.redisUrl,
+    prefix: config.queuePrefix,
+    logger,
+    signingKey: config.commandSigningKey,
+  });
   const app = createApp({ config, knex, redis, logger, queues, commandBus });
   // With mock authentication anyone who can reach the port is an Admin: loopback only then.
   const server: Server = app.listen(config.port, config.listenHost, () => {

@@ -5,6 +5,7 @@ import type { Command, CommandResult } from '../../domain/commands/command';
 import { conflict } from '../../domain/errors/domain-error';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { IDEMPOTENCY_KEY_REUSED } from '../../domain/writes/command-ids';
+import { signCommand } from '../../domain/commands/command-signature';
 
 /**
  * The API's side of the `commands` queue (DESIGN §1, §11): one Queue and one QueueEvents per
@@ -20,7 +21,10 @@ import { IDEMPOTENCY_KEY_REUSED } from '../../domain/writes/command-ids';
 
 export type Dispatched =
   | { state: 'finished'; result: CommandResult }
-  /** The job failed on its last attempt: an infrastructure error, not the client's. */
+  /**
+   * The job failed on its last attempt or stalled too often: an infrastructure error, not the
+   * client's. Nothing was applied; the API answers 503 and a repeat runs it again.
+   */
   | { state: 'failed'; reason: string }
   /** Still queued or running at the deadline; it may yet commit. */
   | { state: 'pending' };
@@ -59,9 +63,12 @@ export interface CommandBusOptions {
   redisUrl: string;
   prefix: string;
   logger: Logger;
+  /** COMMAND_SIGNING_KEY: every command is signed with it (workers refuse what does not verify). */
+  signingKey: string;
 }
 
 const JOB_OPTIONS = {
+  // Infrastructure errors only (domain failures are results): a store blip is ridden out here.
   attempts: 3,
   backoff: { type: 'exponential', delay: 500 },
   // Kept a while after finishing for waiting callers and /Commands; never removed at once.
@@ -173,6 +180,24 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
   }
 
   /**
+   * A job that failed did so for a reason that was not the client's (domain failures are results,
+   * not failed jobs): a store outage, a worker that kept crashing. Its Idempotency-Key must not keep
+   * that answer (DESIGN §13), so a repeat of the same request puts the same job back to run. Two
+   * repeats at once race for it; the loser finds it no longer failed, which is just as good.
+   */
+  async function runAgainIfFailed(commandId: string): Promise<void> {
+    try {
+      const job = (await Job.fromId(queue, commandId)) as Job<Command> | undefined;
+      if (job && (await job.getState()) === 'failed') {
+        await job.retry('failed');
+        logger.info({ commandId }, 'repeated request: running a command whose job had failed');
+      }
+    } catch (err) {
+      logger.debug({ commandId, err: (err as Error).message }, 'failed job not retried (already running again?)');
+    }
+  }
+
+  /**
    * Adds the job; false when Redis has not confirmed it by the deadline (a connection that hangs
    * rather than fails): it may still arrive, so the caller is told the command is pending.
    */
@@ -180,7 +205,8 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
     if (options.redis.status !== 'ready') {
       throw new QueueUnavailableError(`redis connection is ${options.redis.status}`, false);
     }
-    const added = queue.add(command.name, command, { ...JOB_OPTIONS, jobId: command.commandId }).then(
+    const signed = signCommand(command, options.signingKey);
+    const added = queue.add(command.name, signed, { ...JOB_OPTIONS, jobId: command.commandId }).then(
       () => true,
       (err: unknown) => {
         throw new QueueUnavailableError(err, true);
@@ -207,6 +233,7 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
         if (await clashesWithFirst(command)) {
           return { state: 'finished', result: { ok: false, failure: conflict([IDEMPOTENCY_KEY_REUSED]).toFailure() } };
         }
+        await runAgainIfFailed(command.commandId);
         firstPoll = 0; // the first request's job may have finished long ago: no event will come
       }
       void pollUntil(id, wait, deadline, firstPoll);

@@ -3,15 +3,15 @@ import type { Knex } from 'knex';
 import { readEntity } from '../../db/query/entity-reader';
 import type { Command, CommandName, CommandResult } from '../../domain/commands/command';
 import { READ_MODELS, entityByRoute, type EntityDefinition } from '../../domain/entities';
-import { DomainError, badRequest } from '../../domain/errors/domain-error';
+import { DomainError, badRequest, unavailable } from '../../domain/errors/domain-error';
 import { parseWriteBody } from '../../domain/validation/write-body';
 import { idempotentCommandId, newCommandId, requestHash } from '../../domain/writes/command-ids';
 import { etagOf } from '../../domain/writes/entity-version';
-import { parsePatch } from '../../domain/writes/json-patch';
+import { parsePatch, type PatchLimits } from '../../domain/writes/json-patch';
 import { callerOf } from '../auth/caller';
 import { QueueUnavailableError, type CommandBus } from '../commands/command-bus';
 import { commandLocation, commandStateOf, entityLocation } from '../commands/command-state';
-import { problem, problemFor, sendProblem } from '../http/problem';
+import { problem, sendProblem } from '../http/problem';
 import { keyOf } from './entity-key';
 
 /**
@@ -24,6 +24,7 @@ export interface WriteRouteDeps {
   knex: Knex;
   commandBus: CommandBus;
   commandTimeoutMs: number;
+  patchLimits: PatchLimits;
 }
 
 type SuccessResult = Extract<CommandResult, { ok: true }>;
@@ -127,9 +128,11 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
           .json(commandStateOf(command.commandId, dispatched));
         return;
       case 'failed':
-        req.log.error({ commandId: command.commandId, reason: dispatched.reason }, 'command failed');
-        sendProblem(res, problemFor('Internal', []));
-        return;
+        // Never the client's doing (domain failures are results): a store or a worker failed.
+        req.log.warn({ commandId: command.commandId, reason: dispatched.reason }, 'command failed');
+        throw unavailable(
+          `The command could not be applied because a data store or worker failed while it ran; nothing was changed. Send the request again${command.requestHash ? ' (with the same Idempotency-Key)' : ''}.`,
+        );
       case 'finished':
         if (!dispatched.result.ok) throw DomainError.from(dispatched.result.failure);
         await onSuccess(dispatched.result);
@@ -189,7 +192,7 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
     if (!entity) return next();
     const id = keyOf(entity, req.params.key as string);
     const raw = bodyOfType(req, 'application/json-patch+json', 'PATCH requests');
-    const patch = parsePatch(entity, raw);
+    const patch = parsePatch(entity, raw, deps.patchLimits);
     const command = commandOf(req, entity, 'patch', { key: id, patch });
     await execute(req, res, command, (result) => answerSuccess(req, res, entity, result));
   });

@@ -3,6 +3,7 @@ import { validationFailed } from '../errors/domain-error';
 import { parseKey } from '../ids/id-codec';
 import { ownedCollectionsOf, type OwnedItemType } from '../writes/ownership';
 import { validationMessages } from './error-messages';
+import { assertStorableJson } from './storable-json';
 import { writeValidatorOf } from './write-schemas';
 
 /**
@@ -16,6 +17,7 @@ export type WriteItem = Record<string, unknown>;
 
 /** Validates a POST/PUT body or a patched document against the entity's schema; throws a 400. */
 export function assertValidBody(entity: EntityDefinition, raw: unknown): asserts raw is Record<string, unknown> {
+  assertStorableJson(entity.name, raw);
   const validate = writeValidatorOf(entity);
   if (!validate(raw)) throw validationFailed(validationMessages(entity.name, validate.errors ?? []));
 }

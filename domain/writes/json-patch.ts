@@ -3,6 +3,7 @@ import type { PatchOperation } from '../commands/command';
 import { READ_ONLY_MEMBERS, type EntityDefinition } from '../entities';
 import { badRequest, conflict, validationFailed, type DomainError } from '../errors/domain-error';
 import { memberPath } from '../validation/error-messages';
+import { assertStorableJson } from '../validation/storable-json';
 import { ownedCollectionsOf } from './ownership';
 
 /**
@@ -39,14 +40,16 @@ export function readOnlyReason(entity: EntityDefinition, pointer: string): strin
   const [first, second, third, fourth] = segmentsOf(pointer);
   if (first === undefined) return null;
   if (READ_ONLY.has(first)) return 'is read-only';
-  if (entity.relations[first]) return second !== undefined && second !== 'Id' ? 'is read-only' : null;
-  const collection = entity.collections[first];
-  if (!collection) return null;
+  // Own properties only: `constructor` or `toString` name no relation or collection.
+  if (Object.hasOwn(entity.relations, first)) return second !== undefined && second !== 'Id' ? 'is read-only' : null;
+  if (!Object.hasOwn(entity.collections, first)) return null;
+  const collection = entity.collections[first]!;
   if (!collection.owned) return 'is read-only';
   const owned = ownedCollectionsOf(entity).find((o) => o.name === first)!;
   if (third === undefined) return null;
   if (READ_ONLY.has(third) || third === owned.item.backReference) return 'is read-only';
-  if (owned.item.relations[third]) return fourth !== undefined && fourth !== 'Id' ? 'is read-only' : null;
+  if (Object.hasOwn(owned.item.relations, third))
+    return fourth !== undefined && fourth !== 'Id' ? 'is read-only' : null;
   return null;
 }
 
@@ -54,12 +57,40 @@ function at(entity: EntityDefinition, pointer: unknown): string {
   return `${entity.name}${isPointer(pointer) ? memberPath(pointer) : ''}`;
 }
 
+export interface PatchLimits {
+  /** MAX_PATCH_OPERATIONS: operations in one PATCH. */
+  maxOperations: number;
+  /** MAX_PATCHED_DOCUMENT_BYTES: the document as it grows, operation by operation. */
+  maxDocumentBytes: number;
+}
+
+export const DEFAULT_PATCH_LIMITS: PatchLimits = { maxOperations: 100, maxDocumentBytes: 1024 * 1024 };
+
+/**
+ * A `copy` or `move` whose source is the whole document or a whole collection: one such operation
+ * doubles what it copies, so a handful of them in a 1 KB request would build gigabytes (DESIGN §13).
+ */
+function copiesWholeCollection(entity: EntityDefinition, from: string): boolean {
+  const segments = segmentsOf(from);
+  return segments.length === 0 || (segments.length === 1 && Object.hasOwn(entity.collections, segments[0]!));
+}
+
 /**
  * Checks the shape of a PATCH body and returns its operations; throws 400 `Bad Request` when the
- * body is not an array (spec §4.3) and 400 `Validation Failed` listing every malformed operation.
+ * body is not an array (spec §4.3) or has more than MAX_PATCH_OPERATIONS operations, and 400
+ * `Validation Failed` listing every malformed operation. Runs in the API, before anything is queued.
  */
-export function parsePatch(entity: EntityDefinition, body: unknown): PatchOperation[] {
+export function parsePatch(
+  entity: EntityDefinition,
+  body: unknown,
+  limits: PatchLimits = DEFAULT_PATCH_LIMITS,
+): PatchOperation[] {
   if (!Array.isArray(body)) throw badRequest('JSON Patch must be an array.');
+  if (body.length > limits.maxOperations) {
+    throw badRequest(
+      `JSON Patch: ${body.length} operations exceed the limit of ${limits.maxOperations} (MAX_PATCH_OPERATIONS).`,
+    );
+  }
   const errors: string[] = [];
   const ops: PatchOperation[] = [];
   body.forEach((raw: unknown, i) => {
@@ -81,6 +112,20 @@ export function parsePatch(entity: EntityDefinition, body: unknown): PatchOperat
     }
     if (NEEDS_VALUE.has(name) && !('value' in raw)) errors.push(`${where}: operation ${i} (${name}) needs a value`);
     if (errors.length > before) return;
+    if (NEEDS_FROM.has(name) && copiesWholeCollection(entity, from as string)) {
+      errors.push(
+        `${at(entity, from)}: operation ${i} (${name}) cannot ${name} a whole collection or the whole document; ${name} single items`,
+      );
+      return;
+    }
+    if (NEEDS_VALUE.has(name)) {
+      try {
+        assertStorableJson(entity.name, (raw as { value: unknown }).value, segmentsOf(path as string));
+      } catch (err) {
+        errors.push(...(err as DomainError).errors.map((e) => `${e} (operation ${i})`));
+        return;
+      }
+    }
     if (name !== 'test') {
       const reason = readOnlyReason(entity, path as string);
       if (reason) errors.push(`${where}: ${reason}`);
@@ -160,14 +205,43 @@ function applyFailure(entity: EntityDefinition, op: PatchOperation, i: number, e
   }
 }
 
-/** Applies `ops` in order to a copy of `document`; the result still needs validating as a whole. */
-export function applyPatch(entity: EntityDefinition, document: unknown, ops: readonly PatchOperation[]): unknown {
+/** Serialized size of a JSON value in UTF-8 bytes (what the document would take). */
+function jsonBytes(value: unknown): number {
+  return value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value));
+}
+
+/**
+ * Applies `ops` in order to a copy of `document`; the result still needs validating as a whole.
+ * The document's size is tracked as it grows (what each add, replace or copy puts in), and a patch
+ * that would take it past MAX_PATCHED_DOCUMENT_BYTES stops before that operation is applied, so no
+ * patch can make a worker build more than the limit.
+ */
+export function applyPatch(
+  entity: EntityDefinition,
+  document: unknown,
+  ops: readonly PatchOperation[],
+  limits: PatchLimits = DEFAULT_PATCH_LIMITS,
+): unknown {
   let current = deepClone(document) as unknown;
+  let size = jsonBytes(current);
   ops.forEach((given, i) => {
     const op = relationIdOnNull(current, deepClone(given) as PatchOperation);
     if (hasNonCanonicalIndex(current, op.path) || (op.from !== undefined && hasNonCanonicalIndex(current, op.from))) {
       throw conflict([`${at(entity, op.path)}: does not exist (operation ${i}, ${op.op})`]);
     }
+    // Only what an operation adds can grow the document; removals are not credited (an upper bound).
+    const added =
+      op.op === 'add' || op.op === 'replace'
+        ? jsonBytes(op.value)
+        : op.op === 'copy'
+          ? jsonBytes(lookup(current, segmentsOf(op.from!)).value)
+          : 0;
+    if (size + added > limits.maxDocumentBytes) {
+      throw badRequest(
+        `JSON Patch: operation ${i} (${op.op}) would make the document larger than ${limits.maxDocumentBytes} bytes (MAX_PATCHED_DOCUMENT_BYTES).`,
+      );
+    }
+    size += added;
     try {
       current = applyOperation(current, op as Operation, true, true).newDocument;
     } catch (err) {

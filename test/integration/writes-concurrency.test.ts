@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import test from 'ava';
+import { signCommand } from '../../domain/commands/command-signature';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Command } from '../../domain/commands/command';
 import { createKnex } from '../../db/knex';
@@ -120,10 +121,11 @@ test('a command added again as a new job (its first job gone) returns the record
     subject: 'tester',
     issuedAt: new Date().toISOString(),
   };
-  const firstJob = await queue.add('create', command, { jobId: command.commandId });
+  const signed = signCommand(command, stack.config.commandSigningKey);
+  const firstJob = await queue.add('create', signed, { jobId: command.commandId });
   const first = (await firstJob.waitUntilFinished(events, 10_000)) as unknown;
   await firstJob.remove();
-  const secondJob = await queue.add('create', command, { jobId: command.commandId });
+  const secondJob = await queue.add('create', signed, { jobId: command.commandId });
   const second = (await secondJob.waitUntilFinished(events, 10_000)) as unknown;
   t.like(first as Doc, { ok: true, entity: 'Country' });
   t.deepEqual(second, first);

@@ -98,7 +98,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   redis.on('error', () => undefined);
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
   const queues = createQueueRegistry(redis, config.queuePrefix, logger);
-  const commandBus = await createCommandBus({ redis, redisUrl: config.redisUrl, prefix: config.queuePrefix, logger });
+  const commandBus = await createCommandBus({
+    redis,
+    redisUrl: config.redisUrl,
+    prefix: config.queuePrefix,
+    logger,
+    signingKey: config.commandSigningKey,
+  });
   const app = createApp({ config, knex, redis, logger, queues, commandBus });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

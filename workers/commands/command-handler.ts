@@ -5,6 +5,7 @@ import { notFound, preconditionFailed } from '../../domain/errors/domain-error';
 import type { EventVerb } from '../../domain/events/domain-event';
 import { encodeId } from '../../domain/ids/id-codec';
 import { etagOf, ifMatchAccepts } from '../../domain/writes/entity-version';
+import type { PatchLimits } from '../../domain/writes/json-patch';
 import type { Row } from '../../db/commands/entity-rows';
 
 /**
@@ -17,6 +18,7 @@ export interface HandlerContext {
   trx: Knex.Transaction;
   command: Command;
   entity: EntityDefinition;
+  patchLimits: PatchLimits;
 }
 
 export interface Applied {

@@ -8,6 +8,8 @@ import { DomainError, conflict } from '../../domain/errors/domain-error';
 import { eventName, type DomainEvent } from '../../domain/events/domain-event';
 import { encodeId } from '../../domain/ids/id-codec';
 import { IDEMPOTENCY_KEY_REUSED } from '../../domain/writes/command-ids';
+import { DEFAULT_PATCH_LIMITS, type PatchLimits } from '../../domain/writes/json-patch';
+import { storableText } from '../../domain/text/storable-text';
 import { findCommand, recordCommand, recordFailure, type CommandLogEntry } from '../../db/commands/command-log';
 import { isRetryableDbError, translateDbError } from '../../db/commands/db-errors';
 import type { Logger } from '../../db/infra/logger';
@@ -50,6 +52,8 @@ export interface CommandRunnerDeps {
   /** Called after commit with the events just written to the outbox. */
   onCommitted(events: DomainEvent[]): void;
   testPause?: TestPause;
+  /** MAX_PATCH_OPERATIONS / MAX_PATCHED_DOCUMENT_BYTES (the API checks the count too). */
+  patchLimits?: PatchLimits;
 }
 
 export interface RunOptions {
@@ -114,7 +118,12 @@ export function createCommandRunner(deps: CommandRunnerDeps): CommandRunner {
   };
 
   async function applyOnce(trx: Knex.Transaction, command: Command, entity: EntityDefinition): Promise<Outcome> {
-    const applied = await HANDLERS[command.name]({ trx, command, entity });
+    const applied = await HANDLERS[command.name]({
+      trx,
+      command,
+      entity,
+      patchLimits: deps.patchLimits ?? DEFAULT_PATCH_LIMITS,
+    });
     const result = successOf(entity, applied);
     const event = eventOf(command, entity, applied);
     if (!(await recordCommand(trx, command, result, [event]))) throw new AlreadyRecorded();
@@ -128,13 +137,15 @@ export function createCommandRunner(deps: CommandRunnerDeps): CommandRunner {
   }
 
   async function recordFailed(command: Command, error: DomainError): Promise<CommandResult> {
-    const result: CommandResult = { ok: false, failure: error.toFailure() };
+    // Messages may quote what the client sent: whatever it was, the record must be storable.
+    const failure = error.toFailure();
+    const result: CommandResult = { ok: false, failure: { ...failure, errors: failure.errors.map(storableText) } };
     const earlier = await recordFailure(deps.knex, command, result);
     return earlier ? replayOf(earlier, command) : result;
   }
 
   return async function run(command: Command, options: RunOptions = {}): Promise<CommandResult> {
-    if (!HANDLERS[command.name]) throw new Error(`unknown command name '${command.name}'`);
+    if (!Object.hasOwn(HANDLERS, command.name)) throw new Error(`unknown command name '${command.name}'`);
     const entity = entityByName(command.entity);
     // Repeats are expected here; a first delivery skips the lookup (the final insert still guards).
     if (options.redelivered || command.requestHash) {

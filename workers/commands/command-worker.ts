@@ -1,10 +1,13 @@
-import type { Job } from 'bullmq';
+import { UnrecoverableError, type Job } from 'bullmq';
+import { verifyCommand } from '../../domain/commands/command-signature';
+import { publicReasonOf } from '../../db/commands/db-errors';
 import { COMMAND_NAMES, type Command } from '../../domain/commands/command';
 import type { AppConfig } from '../../domain/config/load-config';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { createKnex } from '../../db/knex';
 import { createLogger, type Logger } from '../../db/infra/logger';
 import { createQueueWorker } from '../shared/run-worker';
+import { patchLimitsOf } from '../../domain/writes/patch-limits';
 import { createCommandRunner, type TestPause } from './command-runner';
 import { startOutboxRelay } from './outbox-relay';
 import { startRetentionWorker } from './retention-worker';
@@ -40,10 +43,27 @@ export async function startCommandWorker(
     logger,
     onCommitted: (events) => relay.publishSoon(events),
     testPause: options.testPause,
+    patchLimits: patchLimitsOf(config),
   });
-  // A job started before (retry, or recovered after its worker died) may have committed already.
-  const handle = (job: Job) =>
-    run(job.data as Command, { redelivered: job.attemptsStarted > 1 || job.stalledCounter > 0 });
+  const handle = async (job: Job) => {
+    if (!verifyCommand(job.data, config.commandSigningKey)) {
+      // Not from an API of this deployment: never applied, never retried, and said loudly.
+      logger.warn(
+        { jobId: job.id, name: job.name, subject: (job.data as { subject?: unknown })?.subject },
+        'command refused: its signature does not verify (COMMAND_SIGNING_KEY)',
+      );
+      throw new UnrecoverableError("refused: the command is not signed with this deployment's COMMAND_SIGNING_KEY");
+    }
+    try {
+      // A job started before (retry, or recovered after its worker died) may have committed already.
+      return await run(job.data as Command, { redelivered: job.attemptsStarted > 1 || job.stalledCounter > 0 });
+    } catch (err) {
+      // The full error (statement included) is for the log; the job's reason, shown by /Jobs and
+      // Bull Board, says only what kind of failure it was.
+      logger.warn({ jobId: job.id, err }, 'command failed on infrastructure; BullMQ retries it');
+      throw new Error(publicReasonOf(err), { cause: err });
+    }
+  };
   const worker = createQueueWorker({
     queue: QUEUE.commands,
     redisUrl: config.redisUrl,
@@ -52,7 +72,9 @@ export async function startCommandWorker(
     logger,
     handlers: Object.fromEntries(COMMAND_NAMES.map((name) => [name, handle])),
     expectedJobNames: COMMAND_NAMES,
-    stalledRecovery: options.stalledRecovery,
+    // A command whose worker died twice is failed (the API answers 503, a repeat runs it again)
+    // rather than taking down every worker that picks it up.
+    stalledRecovery: { maxStalledCount: 2, ...options.stalledRecovery },
   });
   await worker.waitUntilReady();
   const retention = await startRetentionWorker(config, knex, logger);

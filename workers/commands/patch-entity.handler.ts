@@ -18,7 +18,7 @@ export const patchEntity: CommandHandler = async (ctx) => {
     async (trx) => {
       const document = await readPatchableDocument(trx, entity, key);
       if (!document) throw rowNotFound(entity, key);
-      const patched = applyPatch(entity, document, operations);
+      const patched = applyPatch(entity, document, operations, ctx.patchLimits);
       return parseWriteBody(entity, patched, key);
     },
     topLevelMembers(operations),

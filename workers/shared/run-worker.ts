@@ -21,7 +21,7 @@ export interface RunWorkerOptions {
    * worker's check (every `stalledInterval`) moves it back to waiting. BullMQ's defaults (30 s)
    * apply when unset.
    */
-  stalledRecovery?: { lockDuration?: number; stalledInterval?: number };
+  stalledRecovery?: { lockDuration?: number; stalledInterval?: number; maxStalledCount?: number };
 }
 
 const CLOSE_TIMEOUT_MS = 15_000;

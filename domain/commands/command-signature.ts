@@ -1,0 +1,45 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Command } from './command';
+
+/**
+ * Commands in the queue carry an HMAC-SHA256 over their content with COMMAND_SIGNING_KEY
+ * (DESIGN §13): the API signs what it enqueues, a worker applies only what verifies, so a job
+ * written to Redis by other means (a board, a script, anyone with Redis access but not the key)
+ * cannot act as a caller.
+ */
+
+export interface SignedCommand extends Command {
+  signature: string;
+}
+
+/** JSON with object members in sorted order: the same command always gives the same bytes. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const members = Object.keys(value as Record<string, unknown>)
+      .filter((name) => (value as Record<string, unknown>)[name] !== undefined)
+      .sort()
+      .map((name) => `${JSON.stringify(name)}:${canonical((value as Record<string, unknown>)[name])}`);
+    return `{${members.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function digest(command: Command, key: string): Buffer {
+  const { signature: _ignored, ...content } = command as Partial<SignedCommand>;
+  return createHmac('sha256', key).update(canonical(content)).digest();
+}
+
+export function signCommand(command: Command, key: string): SignedCommand {
+  return { ...command, signature: digest(command, key).toString('base64url') };
+}
+
+/** True only when `data` carries a signature made with `key` over exactly this content. */
+export function verifyCommand(data: unknown, key: string): data is SignedCommand {
+  if (data === null || typeof data !== 'object') return false;
+  const given = (data as { signature?: unknown }).signature;
+  if (typeof given !== 'string') return false;
+  const expected = digest(data as Command, key);
+  const actual = Buffer.from(given, 'base64url');
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
