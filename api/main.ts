@@ -40,6 +40,7 @@ async function main(): Promise<void> {
     prefix: config.queuePrefix,
     logger,
     signingKey: config.commandSigningKey,
+    maxPendingPerSubject: config.limits.maxPendingCommandsPerSubject,
   });
   const app = createApp({ config, knex, redis, logger, queues, commandBus });
   // With mock authentication anyone who can reach the port is an Admin: loopback only then.

@@ -2,7 +2,8 @@ import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../db/infra/logger';
 import type { Command, CommandResult } from '../../domain/commands/command';
-import { conflict } from '../../domain/errors/domain-error';
+import { conflict, tooManyRequests } from '../../domain/errors/domain-error';
+import { admitCommand, settleCommand } from '../../db/infra/pending-commands';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { IDEMPOTENCY_KEY_REUSED } from '../../domain/writes/command-ids';
 import { signCommand } from '../../domain/commands/command-signature';
@@ -65,6 +66,8 @@ export interface CommandBusOptions {
   logger: Logger;
   /** COMMAND_SIGNING_KEY: every command is signed with it (workers refuse what does not verify). */
   signingKey: string;
+  /** MAX_PENDING_COMMANDS_PER_SUBJECT: commands one subject may have queued or running. */
+  maxPendingPerSubject: number;
 }
 
 const JOB_OPTIONS = {
@@ -222,25 +225,71 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
     return inTime;
   }
 
+  /** Counts the command against its subject's MAX_PENDING_COMMANDS_PER_SUBJECT, or refuses it (429). */
+  async function admit(command: Command): Promise<void> {
+    let admitted: boolean;
+    try {
+      admitted = await admitCommand(
+        options.redis,
+        options.prefix,
+        command.subject,
+        command.commandId,
+        options.maxPendingPerSubject,
+      );
+    } catch (err) {
+      throw new QueueUnavailableError(err, false);
+    }
+    if (!admitted) {
+      throw tooManyRequests(
+        `Too many commands pending: at most ${options.maxPendingPerSubject} queued or running per caller (MAX_PENDING_COMMANDS_PER_SUBJECT); wait for some to finish.`,
+        1,
+      );
+    }
+  }
+
+  function settle(command: Command): void {
+    settleCommand(options.redis, options.prefix, command.subject, command.commandId).catch((err: unknown) =>
+      logger.debug({ commandId: command.commandId, err: (err as Error).message }, 'pending count not updated'),
+    );
+  }
+
   async function dispatch(command: Command, timeoutMs: number): Promise<Dispatched> {
     const id = command.commandId;
     const deadline = Date.now() + timeoutMs;
+    await admit(command);
     const wait = waitFor(id);
+    let outcome: Dispatched = { state: 'pending' };
     try {
-      if (!(await enqueue(command, deadline))) return { state: 'pending' };
-      let firstPoll = POLL_INTERVAL_MS;
-      if (command.requestHash) {
-        if (await clashesWithFirst(command)) {
-          return { state: 'finished', result: { ok: false, failure: conflict([IDEMPOTENCY_KEY_REUSED]).toFailure() } };
-        }
-        await runAgainIfFailed(command.commandId);
-        firstPoll = 0; // the first request's job may have finished long ago: no event will come
-      }
-      void pollUntil(id, wait, deadline, firstPoll);
-      return await wait.outcome;
+      outcome = await sendAndWait(command, wait, deadline);
+      return outcome;
+    } catch (err) {
+      // Nothing was queued (or it may have been: then the worker settles it when it runs).
+      if (!(err instanceof QueueUnavailableError && err.maybeQueued))
+        outcome = { state: 'failed', reason: 'not queued' };
+      throw err;
     } finally {
+      if (outcome.state !== 'pending') settle(command);
       wait.release();
     }
+  }
+
+  /** Enqueues the command (runs a failed repeat again) and waits for its outcome until the deadline. */
+  async function sendAndWait(
+    command: Command,
+    wait: ReturnType<typeof waitFor>,
+    deadline: number,
+  ): Promise<Dispatched> {
+    if (!(await enqueue(command, deadline))) return { state: 'pending' };
+    let firstPoll = POLL_INTERVAL_MS;
+    if (command.requestHash) {
+      if (await clashesWithFirst(command)) {
+        return { state: 'finished', result: { ok: false, failure: conflict([IDEMPOTENCY_KEY_REUSED]).toFailure() } };
+      }
+      await runAgainIfFailed(command.commandId);
+      firstPoll = 0; // the first request's job may have finished long ago: no event will come
+    }
+    void pollUntil(command.commandId, wait, deadline, firstPoll);
+    return wait.outcome;
   }
 
   return {

@@ -10,6 +10,8 @@ export class CuttableProxy {
   private readonly sockets = new Set<net.Socket>();
   port = 0;
   swallowReplies = false;
+  /** Once a request containing this text passes, every reply is swallowed (swallowReplies turns on). */
+  swallowRepliesAfter: string | undefined;
 
   constructor(private readonly upstream: URL) {}
 
@@ -20,6 +22,10 @@ export class CuttableProxy {
       socket.on('close', () => this.sockets.delete(socket));
       socket.on('error', () => undefined);
     }
+    client.on('data', (chunk: Buffer) => {
+      if (this.swallowRepliesAfter !== undefined && chunk.includes(this.swallowRepliesAfter))
+        this.swallowReplies = true;
+    });
     client.pipe(upstream);
     upstream.on('data', (chunk: Buffer) => {
       if (!this.swallowReplies) client.write(chunk);

@@ -104,6 +104,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     prefix: config.queuePrefix,
     logger,
     signingKey: config.commandSigningKey,
+    maxPendingPerSubject: config.limits.maxPendingCommandsPerSubject,
   });
   const app = createApp({ config, knex, redis, logger, queues, commandBus });
   const server: Server = await new Promise((resolve) => {

@@ -1,6 +1,8 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { verifyCommand } from '../../domain/commands/command-signature';
 import { publicReasonOf } from '../../db/commands/db-errors';
+import { settleCommand } from '../../db/infra/pending-commands';
+import { createRedis } from '../../db/infra/redis';
 import { COMMAND_NAMES, type Command } from '../../domain/commands/command';
 import type { AppConfig } from '../../domain/config/load-config';
 import { QUEUE } from '../../domain/queues/queue-contracts';
@@ -30,6 +32,8 @@ export async function startCommandWorker(
 ): Promise<{ close(): Promise<void> }> {
   const logger = options.logger ?? createLogger('commands', config.logLevel);
   const knex = createKnex(config.databaseUrl, config.dbPoolMax, logger);
+  const redis = createRedis(config.redisUrl, 'worker');
+  redis.on('error', (err) => logger.debug({ err: err.message }, 'redis connection error'));
   const relay = startOutboxRelay({
     knex,
     redisUrl: config.redisUrl,
@@ -54,15 +58,25 @@ export async function startCommandWorker(
       );
       throw new UnrecoverableError("refused: the command is not signed with this deployment's COMMAND_SIGNING_KEY");
     }
+    const command = job.data as Command;
     try {
       // A job started before (retry, or recovered after its worker died) may have committed already.
-      return await run(job.data as Command, { redelivered: job.attemptsStarted > 1 || job.stalledCounter > 0 });
+      const result = await run(command, { redelivered: job.attemptsStarted > 1 || job.stalledCounter > 0 });
+      settle(command);
+      return result;
     } catch (err) {
       // The full error (statement included) is for the log; the job's reason, shown by /Jobs and
       // Bull Board, says only what kind of failure it was.
       logger.warn({ jobId: job.id, err }, 'command failed on infrastructure; BullMQ retries it');
+      if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) settle(command);
       throw new Error(publicReasonOf(err), { cause: err });
     }
+  };
+  /** The command no longer counts against its subject's MAX_PENDING_COMMANDS_PER_SUBJECT. */
+  const settle = (command: Command) => {
+    settleCommand(redis, config.queuePrefix, command.subject, command.commandId).catch((err: unknown) =>
+      logger.debug({ err: (err as Error).message }, 'pending count not updated'),
+    );
   };
   const worker = createQueueWorker({
     queue: QUEUE.commands,
@@ -83,7 +97,7 @@ export async function startCommandWorker(
       await retention.close();
       await worker.close();
       await relay.close();
-      await knex.destroy();
+      await Promise.allSettled([knex.destroy(), redis.quit()]);
     },
   };
 }
