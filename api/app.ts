@@ -70,7 +70,7 @@ export function createApp(deps: AppDeps): Express {
       commandTimeoutMs: deps.config.commandTimeoutMs,
     }),
   );
-  app.use(entityReadRoutes({ knex: deps.knex, maxTop: deps.config.maxTop }));
+  app.use(entityReadRoutes({ knex: deps.knex, maxTop: deps.config.maxTop, limits: deps.config.limits }));
 
   app.use(notFoundHandler);
   app.use(errorHandler);

@@ -7,7 +7,8 @@ import { ALL_FIELDS, TEXT_SEARCH_CONFIG } from './search-indexer';
 /**
  * `$search` (DESIGN §5) compiled against the search read model: each term is a key set served by
  * the GIN index (`document @@ query`) restricted to its fields; AND/OR/NOT combine those sets.
- * Words match as prefixes (`tow` finds "Tower"); a quoted phrase matches its words in order. With
+ * Words of 2+ characters match as prefixes (`tow` finds "Tower"), one-character words as whole
+ * words; a quoted phrase matches its words in order. With
  * no `$orderby`, rows come by relevance (summed rank over the matching fields), then key.
  */
 
@@ -15,16 +16,42 @@ type Term = Extract<SearchNode, { kind: 'term' }>;
 
 const WORD = /[\p{L}\p{N}]+/gu;
 
-function tsQuery(term: Term, params: unknown[]): string {
+/**
+ * A word as a tsquery operand (DESIGN §13): two or more characters match as a prefix, one only as
+ * a whole word (a one-letter prefix would match most of the index).
+ */
+function wordQuery(word: string): string {
+  return [...word].length >= 2 ? `${word}:*` : word;
+}
+
+/**
+ * The tsquery text of one term. Only letters and digits reach it, so tsquery operators cannot be
+ * injected; the whole search becomes one `to_tsquery` of such pieces.
+ */
+function termQueryText(term: Term): string {
   const words = term.text.match(WORD) ?? [];
   if (words.length === 0) throw badRequest(`$search: '${term.text}' has no letters or digits to search for`);
-  if (term.phrase) {
-    params.push(words.join(' '));
-    return `phraseto_tsquery('${TEXT_SEARCH_CONFIG}', ?)`;
-  }
-  // Only letters and digits reach to_tsquery, so its operators cannot be injected.
-  params.push(words.map((w) => `${w}:*`).join(' & '));
+  if (term.phrase) return `(${words.join(' <-> ')})`;
+  return `(${words.map(wordQuery).join(' & ')})`;
+}
+
+function tsQuery(term: Term, params: unknown[]): string {
+  params.push(termQueryText(term));
   return `to_tsquery('${TEXT_SEARCH_CONFIG}', ?)`;
+}
+
+/** The tsquery text of a whole search tree (AND, OR, NOT of terms). */
+function queryText(node: SearchNode): string {
+  switch (node.kind) {
+    case 'term':
+      return termQueryText(node);
+    case 'not':
+      return `!${queryText(node.operand)}`;
+    case 'and':
+      return `(${node.items.map(queryText).join(' & ')})`;
+    case 'or':
+      return `(${node.items.map(queryText).join(' | ')})`;
+  }
 }
 
 export function searchCondition(entity: EntityDefinition, search: SearchNode, searchFields?: string[]): ExtraCondition {
@@ -87,33 +114,19 @@ function hasFieldTerm(node: SearchNode): boolean {
 }
 
 /**
- * The common case — no field named anywhere — as one tsquery over the all-fields document: one GIN
- * probe whatever the number of terms, ranked with field weights (names first).
+ * The common case — no field named anywhere — as one tsquery over the all-fields document: one
+ * parameter, one GIN probe whatever the number of terms (20 OR'ed words cost one index scan, not
+ * 20), ranked with field weights (names first).
  */
 function wholeDocumentSearch(entity: EntityDefinition, search: SearchNode): ExtraCondition {
-  const build = (node: SearchNode, params: unknown[]): string => {
-    switch (node.kind) {
-      case 'term':
-        return tsQuery(node, params);
-      case 'not':
-        return `(!! ${build(node.operand, params)})`;
-      case 'and':
-        return `(${node.items.map((n) => build(n, params)).join(' && ')})`;
-      case 'or':
-        return `(${node.items.map((n) => build(n, params)).join(' || ')})`;
-    }
-  };
-  const params: unknown[] = [entity.name];
-  const sql = `r.id in (select s.entity_key from search_fields s where s.entity_type = ? and s.field = '${ALL_FIELDS}' and s.document @@ ${build(search, params)})`;
-  const orderParams: unknown[] = [];
-  const q = build(search, orderParams);
-  orderParams.push(entity.name);
+  const query = queryText(search);
+  const tsquery = `to_tsquery('${TEXT_SEARCH_CONFIG}', ?)`;
   return {
-    sql,
-    params,
+    sql: `r.id in (select s.entity_key from search_fields s where s.entity_type = ? and s.field = '${ALL_FIELDS}' and s.document @@ ${tsquery})`,
+    params: [entity.name, query],
     defaultOrder: {
-      sql: `coalesce((select ts_rank(s.document, ${q}) from search_fields s where s.entity_key = r.id and s.entity_type = ? and s.field = '${ALL_FIELDS}'), 0) desc`,
-      params: orderParams,
+      sql: `coalesce((select ts_rank(s.document, ${tsquery}) from search_fields s where s.entity_key = r.id and s.entity_type = ? and s.field = '${ALL_FIELDS}'), 0) desc`,
+      params: [query, entity.name],
     },
   };
 }

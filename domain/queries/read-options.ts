@@ -1,6 +1,8 @@
 import { ODataSyntaxError, parseExpand, parseFilter, parseOrderBy, parseSearch } from '../odata';
 import type { Expr, ExpandItem, OrderByItem, SearchNode } from '../odata';
 import { badRequest } from '../errors/domain-error';
+import { isStorableText } from '../odata/query-lexer';
+import { DEFAULT_READ_LIMITS, type ReadLimits } from './read-limits';
 
 /**
  * The query options of a read (spec 4.1, DESIGN §5), parsed and range-checked. Unknown `$` options
@@ -15,6 +17,8 @@ export interface ReadOptions {
   count: boolean;
   search?: SearchNode;
   searchFields?: string[];
+  /** Items an expanded collection shows when its own `$top` does not say (MAX_EXPAND_TOP). */
+  expandTop: number;
 }
 
 export const DEFAULT_TOP = 60;
@@ -30,10 +34,63 @@ function nonNegativeInt(option: string, raw: string, max?: number): number {
 }
 
 function single(query: Record<string, unknown>, name: string): string | undefined {
+  if (!Object.hasOwn(query, name)) return undefined;
   const value = query[name];
   if (value === undefined) return undefined;
   if (typeof value !== 'string') throw badRequest(`${name}: given more than once`);
+  if (!isStorableText(value)) throw badRequest(`${name}: holds U+0000 or an unpaired surrogate`);
   return value;
+}
+
+/**
+ * `$skip` has a ceiling because skipped rows are still read; keyset paging costs one page whatever
+ * the position (DESIGN §13).
+ */
+function checkSkip(option: string, skip: number, limits: ReadLimits): number {
+  if (skip > limits.maxSkip) {
+    throw badRequest(
+      `${option}: ${skip} exceeds the limit of ${limits.maxSkip} (MAX_SKIP); page on with keyset paging instead: $filter=Id gt '<last Id of the page>' in the default order`,
+    );
+  }
+  return skip;
+}
+
+/** How deep `items` nest: `A/B` counts two levels, as does `A($expand=B)`. */
+function expandDepth(items: readonly ExpandItem[]): number {
+  return Math.max(0, ...items.map((item) => item.path.length + expandDepth(item.options.expand ?? [])));
+}
+
+/** Navigation properties expanded at every level (`A/B` is two). */
+function expansionCount(items: readonly ExpandItem[]): number {
+  return items.reduce((n, item) => n + item.path.length + expansionCount(item.options.expand ?? []), 0);
+}
+
+/** The $expand limits of DESIGN §13, before any SQL is built. */
+function checkExpand(items: ExpandItem[], limits: ReadLimits): ExpandItem[] {
+  const depth = expandDepth(items);
+  if (depth > limits.maxExpandDepth) {
+    throw badRequest(`$expand: depth ${depth} exceeds the limit of ${limits.maxExpandDepth} (MAX_EXPAND_DEPTH)`);
+  }
+  const count = expansionCount(items);
+  if (count > limits.maxExpansions) {
+    throw badRequest(
+      `$expand: ${count} expansions exceed the limit of ${limits.maxExpansions} in one request (MAX_EXPANSIONS)`,
+    );
+  }
+  const visit = (list: readonly ExpandItem[]): void => {
+    for (const item of list) {
+      const { top, skip } = item.options;
+      if (top !== undefined && top > limits.maxExpandTop) {
+        throw badRequest(
+          `$expand: $top=${top} inside '${item.path.join('/')}' exceeds the limit of ${limits.maxExpandTop} (MAX_EXPAND_TOP) at position ${item.span.start}`,
+        );
+      }
+      if (skip !== undefined) checkSkip(`$expand: $skip inside '${item.path.join('/')}'`, skip, limits);
+      visit(item.options.expand ?? []);
+    }
+  };
+  visit(items);
+  return items;
 }
 
 function parsing<T>(fn: () => T): T {
@@ -45,9 +102,21 @@ function parsing<T>(fn: () => T): T {
   }
 }
 
-export function parseReadOptions(query: Record<string, unknown>, maxTop: number): ReadOptions {
+/**
+ * `limits` is the configuration's (maxTop plus `config.limits`); a bare number is a `$top` ceiling
+ * with the other limits at their defaults.
+ */
+export function parseReadOptions(
+  query: Record<string, unknown>,
+  limitsOrMaxTop: ReadLimits | number = DEFAULT_READ_LIMITS,
+): ReadOptions {
+  const limits =
+    typeof limitsOrMaxTop === 'number' ? { ...DEFAULT_READ_LIMITS, maxTop: limitsOrMaxTop } : limitsOrMaxTop;
+  const nodes = limits.maxSyntaxNodes;
   for (const name of Object.keys(query)) {
-    if (name.startsWith('$') && !KNOWN.has(name)) throw badRequest(`unknown query option '${name}'`);
+    if (name.startsWith('$') && !KNOWN.has(name)) {
+      throw badRequest(isStorableText(name) ? `unknown query option '${name}'` : 'an unknown query option');
+    }
   }
   const format = single(query, '$format');
   if (format !== undefined && format !== 'json' && format !== 'application/json') {
@@ -67,13 +136,19 @@ export function parseReadOptions(query: Record<string, unknown>, maxTop: number)
     throw badRequest(`$count: expected true or false, found '${count}'`);
   }
   return {
-    filter: filter !== undefined && filter.trim() !== '' ? parsing(() => parseFilter(filter)) : undefined,
-    orderby: orderby !== undefined && orderby.trim() !== '' ? parsing(() => parseOrderBy(orderby)) : [],
-    expand: expand !== undefined && expand.trim() !== '' ? parsing(() => parseExpand(expand)) : [],
-    top: top !== undefined ? nonNegativeInt('$top', top, maxTop) : DEFAULT_TOP,
-    skip: skip !== undefined ? nonNegativeInt('$skip', skip) : 0,
+    filter: filter !== undefined && filter.trim() !== '' ? parsing(() => parseFilter(filter, nodes)) : undefined,
+    orderby: orderby !== undefined && orderby.trim() !== '' ? parsing(() => parseOrderBy(orderby, nodes)) : [],
+    expand:
+      expand !== undefined && expand.trim() !== ''
+        ? checkExpand(
+            parsing(() => parseExpand(expand, nodes)),
+            limits,
+          )
+        : [],
+    top: top !== undefined ? nonNegativeInt('$top', top, limits.maxTop) : DEFAULT_TOP,
+    skip: skip !== undefined ? checkSkip('$skip', nonNegativeInt('$skip', skip), limits) : 0,
     count: count === 'true',
-    search: search !== undefined && search.trim() !== '' ? parsing(() => parseSearch(search)) : undefined,
+    search: search !== undefined && search.trim() !== '' ? parsing(() => parseSearch(search, nodes)) : undefined,
     searchFields:
       searchFields !== undefined
         ? searchFields
@@ -81,5 +156,6 @@ export function parseReadOptions(query: Record<string, unknown>, maxTop: number)
             .map((f) => f.trim())
             .filter(Boolean)
         : undefined,
+    expandTop: limits.maxExpandTop,
   };
 }
