@@ -7,6 +7,7 @@ import { FilterCompiler } from './filter.compiler';
 import { documentSql, orderSql } from './representation.sql';
 import { SqlContext } from './sql-context';
 import { badRequest } from '../../domain/errors/domain-error';
+import type { ReadDb } from './read-timeout';
 
 /**
  * Read-side queries: they skip the domain model and go straight to SQL (one statement per page,
@@ -127,7 +128,7 @@ export function listSql(
 }
 
 export async function listEntities(
-  knex: Knex,
+  knex: ReadDb,
   entity: EntityDefinition,
   options: ReadOptions,
   extra?: ExtraCondition,
@@ -144,7 +145,7 @@ export async function listEntities(
 }
 
 export async function countEntities(
-  knex: Knex,
+  knex: ReadDb,
   entity: EntityDefinition,
   options: ReadOptions,
   extra?: ExtraCondition,
@@ -205,7 +206,7 @@ export function keyedSql(
 
 /** One entity as a keyed GET shows it (full form, Geometry included), or null. */
 export async function readEntity(
-  knex: Knex | Knex.Transaction,
+  knex: ReadDb,
   entity: EntityDefinition,
   id: number,
   read: readonly ExpandItem[] | KeyedReadOptions = [],

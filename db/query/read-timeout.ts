@@ -7,25 +7,34 @@ const QUERY_CANCELED = '57014';
 /** Seconds a client is asked to wait after a read ran out of time. */
 const RETRY_AFTER_SECONDS = 5;
 
+/** What the read queries need of a connection: `raw` statements (a Knex, a transaction, or one connection). */
+export type ReadDb = Pick<Knex, 'raw'>;
+
 /**
- * Runs a read in a read-only transaction whose statements Postgres stops after `timeoutMs`
+ * The `statement_timeout` each pooled connection carries, as set by `withReadTimeout`. Setting it
+ * once per connection (not per read, in a transaction with SET LOCAL) keeps a keyed read at one
+ * round trip; a connection taken for something that must not time out is exempted first.
+ */
+const timeoutOf = new WeakMap<object, number>();
+
+/**
+ * Runs a read on one pooled connection whose statements Postgres stops after `timeoutMs`
  * (STATEMENT_TIMEOUT_MS, DESIGN §13), so no query can hold a connection and a CPU for long. A
  * statement stopped that way answers 503 with Retry-After. Exports do not come through here.
  */
-export async function withReadTimeout<T>(
-  knex: Knex,
-  timeoutMs: number,
-  read: (trx: Knex.Transaction) => Promise<T>,
-): Promise<T> {
+export async function withReadTimeout<T>(knex: Knex, timeoutMs: number, read: (db: ReadDb) => Promise<T>): Promise<T> {
+  const connection = (await knex.client.acquireConnection()) as object;
   try {
-    return await knex.transaction(
-      async (trx) => {
-        // SET LOCAL ends with the transaction, so the pooled connection keeps its own setting.
-        await trx.raw(`set local statement_timeout = ${Math.floor(timeoutMs)}`);
-        return read(trx);
-      },
-      { readOnly: true },
-    );
+    if (timeoutOf.get(connection) !== timeoutMs) {
+      // The setting is an integer from the configuration, never client text.
+      await knex.raw(`set statement_timeout = ${Math.floor(timeoutMs)}`).connection(connection);
+      timeoutOf.set(connection, timeoutMs);
+    }
+    const db: ReadDb = {
+      raw: ((sql: string, bindings: readonly Knex.RawBinding[]) =>
+        knex.raw(sql, bindings).connection(connection)) as Knex['raw'],
+    };
+    return await read(db);
   } catch (err) {
     if ((err as { code?: string } | null)?.code === QUERY_CANCELED) {
       throw unavailable(
@@ -34,5 +43,18 @@ export async function withReadTimeout<T>(
       );
     }
     throw err;
+  } finally {
+    await knex.client.releaseConnection(connection);
   }
+}
+
+/**
+ * Lifts the read timeout from a connection taken straight from the pool for work that may run
+ * long (exports stream for as long as their client reads). Returns the statement to run first on
+ * it, or null when the connection carries no timeout.
+ */
+export function exemptFromReadTimeout(connection: object): string | null {
+  if (!timeoutOf.has(connection)) return null;
+  timeoutOf.delete(connection);
+  return 'set statement_timeout = 0';
 }
