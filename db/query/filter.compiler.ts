@@ -247,7 +247,8 @@ export class FilterCompiler {
     const body = expr.body ? this.compile(expr.body, child) : 'true';
     const from = `from ${resolved.source.def.table} ${alias} ${child.joinSql.join(' ')} where ${alias}.${resolved.collection.foreignKey} = ${resolved.parentAlias}.id`;
     if (expr.op === 'any') return `exists (select 1 ${from} and ${body})`;
-    return `not exists (select 1 ${from} and not (${body}))`;
+    // A member whose condition is unknown (a null compared) does not satisfy `all` either.
+    return `not exists (select 1 ${from} and (${body}) is not true)`;
   }
 
   /** SQL of a non-literal operand (literals on both sides are compared as bound values). */
