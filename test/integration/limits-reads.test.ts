@@ -174,6 +174,19 @@ test('$search: 2+ characters match as a prefix, 1 character only as a whole word
   }
 });
 
+test('field-restricted $search: AND, OR and NOT over the fields, one grouped scan or one set per term', async (t) => {
+  t.deepEqual(await searchNames('Companies', 'Name:gam OR Name:acme'), ['Acme Holdings', 'Gamma Partners']);
+  t.deepEqual(await searchNames('Companies', 'Name:partners -Name:gamma'), ['Plan B Partners']);
+  t.deepEqual(await searchNames('Companies', 'Name:partners RegistrationNumber:gp9'), ['Gamma Partners']);
+  t.deepEqual(await searchNames('Companies', 'Name:acme OR RegistrationNumber:gp9'), [
+    'Acme Holdings',
+    'Gamma Partners',
+  ]);
+  t.deepEqual(await searchNames('Companies', '-Name:acme -Name:b'), ['Beta 100% Capital_', 'Gamma Partners']);
+  const words = Array.from({ length: 20 }, (_, i) => `Name:zz${i}`).join(' OR ');
+  t.deepEqual(await searchNames('Companies', `${words} OR Name:plan`), ['Plan B Partners']);
+});
+
 test('$search of 20 OR-ed words is answered (one tsquery)', async (t) => {
   const words = ['acme', 'beta', 'gamma', 'plan', ...Array.from({ length: 16 }, (_, i) => `zz${i}`)];
   t.deepEqual(await searchNames('Companies', words.join(' OR ')), [
