@@ -25,12 +25,22 @@ export const DEFAULT_TOP = 60;
 
 const KNOWN = new Set(['$filter', '$orderby', '$expand', '$top', '$skip', '$count', '$select', '$search', '$format']);
 
-function nonNegativeInt(option: string, raw: string, max?: number): number {
+/** Digits as written, even past 2^53 (`String(1e20)` would say `1e+20`). */
+const plain = (n: number) => n.toLocaleString('en', { useGrouping: false, maximumFractionDigits: 0 });
+
+/** A count option's value; its limit (MAX_TOP, MAX_SKIP) is checked by the caller, so huge values name it. */
+function nonNegativeInt(option: string, raw: string): number {
   if (!/^[0-9]+$/.test(raw.trim())) throw badRequest(`${option}: '${raw}' is not a non-negative integer`);
-  const n = Number(raw.trim());
-  if (!Number.isSafeInteger(n)) throw badRequest(`${option}: '${raw}' is too large`);
-  if (max !== undefined && n > max) throw badRequest(`${option}: ${n} exceeds the maximum of ${max}`);
-  return n;
+  return Number(raw.trim());
+}
+
+function checkTop(top: number, limits: ReadLimits): number {
+  if (top > limits.maxTop) {
+    throw badRequest(
+      `$top: ${plain(top)} exceeds the limit of ${limits.maxTop} (MAX_TOP); page on with $skip or keyset paging`,
+    );
+  }
+  return top;
 }
 
 function single(query: Record<string, unknown>, name: string): string | undefined {
@@ -49,7 +59,7 @@ function single(query: Record<string, unknown>, name: string): string | undefine
 function checkSkip(option: string, skip: number, limits: ReadLimits): number {
   if (skip > limits.maxSkip) {
     throw badRequest(
-      `${option}: ${skip} exceeds the limit of ${limits.maxSkip} (MAX_SKIP); page on with keyset paging instead: $filter=Id gt '<last Id of the page>' in the default order`,
+      `${option}: ${plain(skip)} exceeds the limit of ${limits.maxSkip} (MAX_SKIP); page on with keyset paging instead: $filter=Id gt '<last Id of the page>' in the default order`,
     );
   }
   return skip;
@@ -145,7 +155,7 @@ export function parseReadOptions(
             limits,
           )
         : [],
-    top: top !== undefined ? nonNegativeInt('$top', top, limits.maxTop) : DEFAULT_TOP,
+    top: top !== undefined ? checkTop(nonNegativeInt('$top', top), limits) : DEFAULT_TOP,
     skip: skip !== undefined ? checkSkip('$skip', nonNegativeInt('$skip', skip), limits) : 0,
     count: count === 'true',
     search: search !== undefined && search.trim() !== '' ? parsing(() => parseSearch(search, nodes)) : undefined,

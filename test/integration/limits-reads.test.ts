@@ -204,6 +204,9 @@ test('$skip beyond MAX_SKIP (100000) is a 400 pointing at keyset paging', async 
   isProblem(t, res, 400);
   t.regex(detail(res), /\$skip: 100001 exceeds the limit of 100000 \(MAX_SKIP\).*\$filter=Id gt '/);
   t.is((await stack.get('/Schemes?$skip=100000')).status, 200);
+  const huge = await stack.get('/Schemes?$skip=99999999999999999999');
+  t.regex(detail(huge), /\$skip: 100000000000000000000 exceeds the limit of 100000 \(MAX_SKIP\)/);
+  t.regex(detail(await stack.get('/Schemes?$top=1001')), /\$top: 1001 exceeds the limit of 1000 \(MAX_TOP\)/);
   const nested = await stack.get(`/Schemes?$expand=${q('Developments($skip=100001)')}`);
   isProblem(t, nested, 400, 'nested');
   t.regex(detail(nested), /MAX_SKIP/);
