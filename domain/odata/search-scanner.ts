@@ -75,16 +75,21 @@ function scanTerm(text: string, start: number, operatorAllowed: boolean): Search
   throw syntaxError(OPTION, start, word, `empty field term '${word}'`);
 }
 
-/** The letters and digits a trailing `*` applies to. */
-const PREFIX_BEFORE_STAR = /([\p{L}\p{N}]*)\*+$/u;
+const LETTER_OR_DIGIT = /^[\p{L}\p{N}]$/u;
 
 /**
  * DESIGN §13: an explicit prefix `x*` needs two or more characters before the `*` (a one-letter
- * prefix would match a large part of every index).
+ * prefix would match a large part of every index). A plain loop from the end: a regular
+ * expression anchored there would backtrack quadratically on a long word.
  */
 function checkPrefix(word: string, start: number): void {
-  const prefix = PREFIX_BEFORE_STAR.exec(word);
-  if (prefix && [...(prefix[1] ?? '')].length < 2) {
+  if (!word.endsWith('*')) return;
+  let end = word.length;
+  while (end > 0 && word.charAt(end - 1) === '*') end--;
+  const chars = [...word.slice(0, end)];
+  let letters = 0;
+  for (let i = chars.length - 1; i >= 0 && letters < 2 && LETTER_OR_DIGIT.test(chars[i] ?? ''); i--) letters++;
+  if (letters < 2) {
     throw syntaxError(OPTION, start, word, `the prefix '${word}' needs at least 2 characters before '*'`);
   }
 }

@@ -187,6 +187,18 @@ test('field-restricted $search: AND, OR and NOT over the fields, one grouped sca
   t.deepEqual(await searchNames('Companies', `${words} OR Name:plan`), ['Plan B Partners']);
 });
 
+test('$search with a very long word is a 400 or an answer, never a 5xx', async (t) => {
+  for (const text of [
+    'a'.repeat(3000),
+    `Name:${'b'.repeat(3000)}`,
+    `"${'c'.repeat(2100)} d"`,
+    `${'é'.repeat(1100)}*`,
+  ]) {
+    const res = await stack.get(`/Companies?$search=${q(text)}`);
+    t.true(res.status === 200 || res.status === 400, `${res.status} ${res.text.slice(0, 200)}`);
+  }
+});
+
 test('$search of 20 OR-ed words is answered (one tsquery)', async (t) => {
   const words = ['acme', 'beta', 'gamma', 'plan', ...Array.from({ length: 16 }, (_, i) => `zz${i}`)];
   t.deepEqual(await searchNames('Companies', words.join(' OR ')), [

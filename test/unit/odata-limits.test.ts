@@ -58,10 +58,13 @@ test('string literals with U+0000 or unpaired surrogates are syntax errors namin
 });
 
 test('$search: an explicit prefix needs 2+ characters before the *', (t) => {
-  for (const text of ['a*', 'é*', 'x OR b*', 'Name:a*', '-a*', '*', 'a**']) {
+  for (const text of ['a*', 'é*', 'x OR b*', 'Name:a*', '-a*', '*', 'a**', '😀😀*']) {
     t.regex(syntaxErrorOf(() => parseSearch(text)).message, /needs at least 2 characters before '\*'/, text);
   }
-  for (const text of ['ab*', 'éa*', 'a', 'Name:ab*', '"a*"']) t.notThrows(() => parseSearch(text), text);
+  for (const text of ['ab*', 'éa*', 'a', 'Name:ab*', '"a*"', '日本*']) t.notThrows(() => parseSearch(text), text);
+  // Long words: decided from the end of the word, whatever its length.
+  t.notThrows(() => parseSearch(`${'a'.repeat(15000)}*`));
+  t.regex(syntaxErrorOf(() => parseSearch(`${'a'.repeat(15000)}-b*`)).message, /needs at least 2 characters/);
 });
 
 test('parseReadOptions: expand depth, expansions, nested $top and $skip, and MAX_SKIP', (t) => {
