@@ -57,9 +57,7 @@ export function entityReadRoutes(deps: ReadRouteDeps): Router {
     const entity = entityOfRoute(req.params.route as string, 'read');
     const options = optionsOf(req);
     const extra = searchExtra(entity, options);
-    const page = await withReadTimeout(deps.knex, timeoutMs, (trx) =>
-      listEntities(trx, entity, options, extra, budget),
-    );
+    const page = await withReadTimeout(deps.knex, timeoutMs, (db) => listEntities(db, entity, options, extra, budget));
     if (page.total !== undefined) res.setHeader('X-Total-Count', String(page.total));
     res.type('application/json').send(page.json);
   });
@@ -70,14 +68,14 @@ export function entityReadRoutes(deps: ReadRouteDeps): Router {
     if (key === '$count') {
       const options = optionsOf(req);
       const extra = searchExtra(entity, options);
-      const n = await withReadTimeout(deps.knex, timeoutMs, (trx) => countEntities(trx, entity, options, extra));
+      const n = await withReadTimeout(deps.knex, timeoutMs, (db) => countEntities(db, entity, options, extra));
       res.type('text/plain').send(String(n));
       return;
     }
     const id = keyOf(entity, key);
     const options = optionsOf(req);
-    const row = await withReadTimeout(deps.knex, timeoutMs, (trx) =>
-      readEntity(trx, entity, id, { expand: options.expand, expandTop: options.expandTop, ...budget }),
+    const row = await withReadTimeout(deps.knex, timeoutMs, (db) =>
+      readEntity(db, entity, id, { expand: options.expand, expandTop: options.expandTop, ...budget }),
     );
     if (!row) throw notFound(`${entity.name} '${key}' does not exist.`);
     const etag = readEtag(row);
