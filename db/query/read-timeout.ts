@@ -1,8 +1,10 @@
 import type { Knex } from 'knex';
-import { unavailable } from '../../domain/errors/domain-error';
+import { badRequest, unavailable } from '../../domain/errors/domain-error';
 
 /** Postgres `query_canceled`: here, the statement ran past its `statement_timeout`. */
 const QUERY_CANCELED = '57014';
+/** Postgres `program_limit_exceeded`: e.g. a JSON text past 1 GB, long before MAX_RESPONSE_BYTES is checked. */
+const PROGRAM_LIMIT_EXCEEDED = '54000';
 
 /** Seconds a client is asked to wait after a read ran out of time. */
 const RETRY_AFTER_SECONDS = 5;
@@ -20,7 +22,8 @@ const timeoutOf = new WeakMap<object, number>();
 /**
  * Runs a read on one pooled connection whose statements Postgres stops after `timeoutMs`
  * (STATEMENT_TIMEOUT_MS, DESIGN §13), so no query can hold a connection and a CPU for long. A
- * statement stopped that way answers 503 with Retry-After. Exports do not come through here.
+ * statement stopped that way answers 503 with Retry-After; one that hit a Postgres size limit while
+ * building the JSON answers 400 like MAX_RESPONSE_BYTES. Exports do not come through here.
  */
 export async function withReadTimeout<T>(knex: Knex, timeoutMs: number, read: (db: ReadDb) => Promise<T>): Promise<T> {
   const connection = (await knex.client.acquireConnection()) as object;
@@ -36,10 +39,16 @@ export async function withReadTimeout<T>(knex: Knex, timeoutMs: number, read: (d
     };
     return await read(db);
   } catch (err) {
-    if ((err as { code?: string } | null)?.code === QUERY_CANCELED) {
+    const code = (err as { code?: string } | null)?.code;
+    if (code === QUERY_CANCELED) {
       throw unavailable(
         `the read took longer than ${timeoutMs} ms (STATEMENT_TIMEOUT_MS); narrow it with $filter, $top or $expand, or try again later`,
         RETRY_AFTER_SECONDS,
+      );
+    }
+    if (code === PROGRAM_LIMIT_EXCEEDED) {
+      throw badRequest(
+        'the response is too large to build (MAX_RESPONSE_BYTES): ask for fewer rows with $top or fewer expansions with $expand',
       );
     }
     throw err;
