@@ -95,7 +95,7 @@ export function createApp(deps: AppDeps): Express {
       patchLimits: patchLimitsOf(deps.config),
     }),
   );
-  app.use(entityReadRoutes({ knex: deps.knex, maxTop: deps.config.maxTop }));
+  app.use(entityReadRoutes({ knex: deps.knex, maxTop: deps.config.maxTop, limits: deps.config.limits }));
 
   app.use(notFoundHandler);
   app.use(errorHandler);

@@ -17,6 +17,33 @@ export interface ReadScenario {
   query?: Record<string, string>;
 }
 
+/** Seeded words (generated-data.seed.ts) OR-ed: most rows match, so ranking dominates (DESIGN §13). */
+const TWENTY_WORDS = [
+  'tower',
+  'london',
+  'acme',
+  'aurora',
+  'crown',
+  'helix',
+  'summit',
+  'redwood',
+  'trident',
+  'capital',
+  'partners',
+  'estates',
+  'ventures',
+  'holdings',
+  'group',
+  'dublin',
+  'yard',
+  'works',
+  'court',
+  'house',
+].join(' OR ');
+
+/** The service's response-size budget (MAX_RESPONSE_BYTES default), so the floor runs its exact statements. */
+const BUDGET = { maxResponseBytes: 32 * 1024 * 1024 };
+
 export const READ_SCENARIOS: ReadScenario[] = [
   { name: 'keyed GET', path: '/Schemes/{key}' },
   {
@@ -40,6 +67,11 @@ export const READ_SCENARIOS: ReadScenario[] = [
     query: { $search: 'tower london', $top: '20' },
   },
   {
+    name: '$search of 20 OR-ed words',
+    path: `/Schemes?$search=${encodeURIComponent(TWENTY_WORDS)}&$top=20`,
+    query: { $search: TWENTY_WORDS, $top: '20' },
+  },
+  {
     name: 'deep $skip=50000',
     path: '/Schemes?$skip=50000&$top=60&$expand=Address',
     query: { $skip: '50000', $top: '60', $expand: 'Address' },
@@ -55,10 +87,13 @@ export interface Statement {
 export function listStatements(query: Record<string, string>): { page: Statement; count?: Statement } {
   const options = parseReadOptions(query, 1000);
   const extra = searchExtra(Scheme, options);
-  return { page: listSql(Scheme, options, extra), count: options.count ? countSql(Scheme, options, extra) : undefined };
+  return {
+    page: listSql(Scheme, options, extra, BUDGET),
+    count: options.count ? countSql(Scheme, options, extra) : undefined,
+  };
 }
 
 /** The statement of a keyed read of one scheme. */
 export function keyedStatement(id: number): Statement {
-  return keyedSql(Scheme, id);
+  return keyedSql(Scheme, id, BUDGET);
 }

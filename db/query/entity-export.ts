@@ -9,6 +9,7 @@ import { encodedIdSql, isoTimestampSql } from '../sql/encoded-id.sql';
 import { rootRowsSql, type ExtraCondition } from './entity-reader';
 import { aggregatedCollectionsSql, documentSql, rowIdSql } from './representation.sql';
 import { SqlContext } from './sql-context';
+import { exemptFromReadTimeout } from './read-timeout';
 
 /**
  * Exports (`/Export/<Entities>`): every row a list read would select, in the same order, with no
@@ -121,6 +122,8 @@ export async function openExportStream(
   });
   rows.once('close', () => knex.client.releaseConnection(connection));
   try {
+    const exempt = exemptFromReadTimeout(connection);
+    if (exempt) await connection.query(exempt);
     connection.query(rows);
     await firstRowsOrEnd(rows);
   } catch (err) {

@@ -27,6 +27,23 @@ export function collectionsOf(source: RowSource): Record<string, CollectionField
   return source.kind === 'entity' ? source.def.collections : {};
 }
 
+/**
+ * Members of a definition by a client-given name: own properties only, so `constructor`,
+ * `__proto__` or `toString` are unknown names rather than Object.prototype's (DESIGN §13).
+ */
+function own<T>(record: Record<string, T>, name: string): T | undefined {
+  return Object.hasOwn(record, name) ? record[name] : undefined;
+}
+export function fieldOf(source: RowSource, name: string): ScalarField | undefined {
+  return own(fieldsOf(source), name);
+}
+export function relationOf(source: RowSource, name: string): RelationField | undefined {
+  return own(relationsOf(source), name);
+}
+export function collectionOf(source: RowSource, name: string): CollectionField | undefined {
+  return own(collectionsOf(source), name);
+}
+
 /** What a property path resolved to. */
 export type Resolved =
   | { kind: 'scalar'; sql: string; field: ScalarField; name: string }
@@ -77,12 +94,12 @@ export class EntityScope {
           acceptsBareIntegers: source.kind === 'entity' && source.def.acceptsBareIntegerKeys,
         };
       }
-      const field = fieldsOf(source)[name];
+      const field = fieldOf(source, name);
       if (field) {
         if (!last) throw queryError(this.option, `'${name}' has no properties`, position);
         return { kind: 'scalar', sql: `${alias}.${field.column}`, field, name };
       }
-      const relation = relationsOf(source)[name];
+      const relation = relationOf(source, name);
       if (relation) {
         const target = rowSource(relation.target);
         // `Relation/Id` (and `Relation eq null`) need no join: the foreign key is the related key.
@@ -99,7 +116,7 @@ export class EntityScope {
         source = target;
         continue;
       }
-      const collection = collectionsOf(source)[name];
+      const collection = collectionOf(source, name);
       if (collection) {
         if (!last)
           throw queryError(

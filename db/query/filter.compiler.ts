@@ -27,6 +27,23 @@ type Operand =
   | { kind: 'id'; sql: string; typeName: string; acceptsBareIntegers: boolean }
   | { kind: 'literal'; lit: LiteralExpr };
 
+const FUNCTION_ARITY: ReadonlyMap<string, number> = new Map([
+  ['contains', 2],
+  ['startswith', 2],
+  ['endswith', 2],
+  ['tolower', 1],
+  ['toupper', 1],
+  ['length', 1],
+  ['trim', 1],
+  ['year', 1],
+  ['month', 1],
+  ['day', 1],
+]);
+
+/** Integer columns are 32-bit (DESIGN §13): a literal beyond them is a 400, not a database error. */
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+
 const OPS: Record<string, string> = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' };
 
 function valueTypeOf(kind: ScalarKind): ValueType {
@@ -137,8 +154,7 @@ export class FilterCompiler {
     position: number,
     valuePos: number,
   ): string {
-    if (op !== 'eq' && op !== 'ne')
-      throw queryError(this.option, `Id can only be compared with eq, ne or in`, position);
+    const ordering = op !== 'eq' && op !== 'ne';
     const keys = values.map((value) => {
       if (value.kind === 'id') return null; // Id eq Relation/Id: compare keys directly
       if (
@@ -147,8 +163,14 @@ export class FilterCompiler {
       ) {
         throw queryError(this.option, `an Id must be compared with a quoted encoded Id`, valuePos);
       }
+      const key = parseKey(id.typeName, String(value.lit.value), id.acceptsBareIntegers);
+      // Keyset paging (DESIGN §13): gt/ge/lt/le compare the integer keys Ids encode, so the
+      // bound must be a real Id.
+      if (key === null && ordering) {
+        throw queryError(this.option, `${value.lit.raw} is not an Id of ${id.typeName}`, valuePos);
+      }
       // An undecodable Id names no row: it matches nothing (eq) or everything (ne), never errors.
-      return parseKey(id.typeName, String(value.lit.value), id.acceptsBareIntegers) ?? -1;
+      return key ?? -1;
     });
     const sqls = keys.map((key, i) => (key === null ? (values[i] as { sql: string }).sql : `${this.ctxParam(key)}`));
     if (sqls.length === 1) return `${id.sql} ${OPS[op]} ${sqls[0]}`;
@@ -171,18 +193,7 @@ export class FilterCompiler {
   }
 
   private call(name: string, args: Expr[], scope: EntityScope, position: number): Operand {
-    const arity = {
-      contains: 2,
-      startswith: 2,
-      endswith: 2,
-      tolower: 1,
-      toupper: 1,
-      length: 1,
-      trim: 1,
-      year: 1,
-      month: 1,
-      day: 1,
-    }[name];
+    const arity = FUNCTION_ARITY.get(name);
     if (arity === undefined) throw queryError(this.option, `unknown function '${name}'`, position);
     if (args.length !== arity)
       throw queryError(this.option, `${name}() takes ${arity} argument${arity > 1 ? 's' : ''}`, position);
@@ -236,7 +247,8 @@ export class FilterCompiler {
     const body = expr.body ? this.compile(expr.body, child) : 'true';
     const from = `from ${resolved.source.def.table} ${alias} ${child.joinSql.join(' ')} where ${alias}.${resolved.collection.foreignKey} = ${resolved.parentAlias}.id`;
     if (expr.op === 'any') return `exists (select 1 ${from} and ${body})`;
-    return `not exists (select 1 ${from} and not (${body}))`;
+    // A member whose condition is unknown (a null compared) does not satisfy `all` either.
+    return `not exists (select 1 ${from} and (${body}) is not true)`;
   }
 
   /** SQL of a non-literal operand (literals on both sides are compared as bound values). */
@@ -274,6 +286,9 @@ export class FilterCompiler {
           throw queryError(this.option, `expected a number, found ${lit.raw}`, position);
         // Bound as the column's type so its index applies (int4 = int8 is index-compatible).
         if (type === 'number') return this.ctxParam(lit.value, 'float8');
+        if (Number(lit.value) < INT32_MIN || Number(lit.value) > INT32_MAX) {
+          throw queryError(this.option, `${lit.raw} is outside the range of an integer property`, position);
+        }
         return this.ctxParam(lit.value, Number.isInteger(lit.value) ? 'int8' : 'numeric');
       case 'date':
         if (lit.type !== 'date')

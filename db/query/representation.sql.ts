@@ -1,6 +1,15 @@
 import type { ExpandItem, OrderByItem } from '../../domain/odata';
 import { encodedIdSql, isoTimestampSql } from '../sql/encoded-id.sql';
-import { EntityScope, collectionsOf, fieldsOf, relationsOf, rowSource, type RowSource } from './entity-scope';
+import {
+  EntityScope,
+  collectionOf,
+  collectionsOf,
+  fieldsOf,
+  relationOf,
+  relationsOf,
+  rowSource,
+  type RowSource,
+} from './entity-scope';
 import { FilterCompiler } from './filter.compiler';
 import { SqlContext, queryError } from './sql-context';
 
@@ -19,8 +28,8 @@ function expandMap(items: readonly ExpandItem[], source: RowSource): Map<string,
   for (const item of items) {
     const [name, ...rest] = item.path;
     if (!name) continue;
-    const isRelation = Boolean(relationsOf(source)[name]);
-    const isCollection = Boolean(collectionsOf(source)[name]);
+    const isRelation = relationOf(source, name) !== undefined;
+    const isCollection = collectionOf(source, name) !== undefined;
     if (!isRelation && !isCollection) {
       throw queryError('$expand', `unknown relation '${name}' of ${source.def.name}`, item.span.start);
     }
@@ -117,7 +126,9 @@ export function documentSql(
     const where = [`${a}.${collection.foreignKey} = ${alias}.id`];
     if (options.filter) where.push(FilterCompiler.compile(options.filter, scope, '$expand'));
     const order = orderSql(options.orderby ?? [], scope, '$expand', keepsWrittenOrder(target) ? [`${a}.position`] : []);
-    const limit = options.top !== undefined ? ` limit ${ctx.param(options.top)}` : '';
+    // An expansion without `$top` shows its first MAX_EXPAND_TOP items (DESIGN §13).
+    const top = options.top ?? (item && !collection.alwaysPopulated ? ctx.expandTop : undefined);
+    const limit = top !== undefined ? ` limit ${ctx.param(top)}` : '';
     const offset = options.skip ? ` offset ${ctx.param(options.skip)}` : '';
     const from = `from ${target.def.table} ${a} ${scope.joinSql.join(' ')} where ${where.join(' and ')}`;
     if (!limit && !offset) {
@@ -146,7 +157,7 @@ export function aggregatedCollectionsSql(
   const joins: string[] = [];
   const values = new Map<string, string>();
   for (const name of names) {
-    const collection = collectionsOf(source)[name];
+    const collection = collectionOf(source, name);
     if (!collection) throw new Error(`${source.def.name} has no collection ${name}`);
     const target = rowSource(collection.target);
     const a = ctx.alias();

@@ -9,8 +9,14 @@ export class SqlContext {
   readonly params: unknown[] = [];
   private aliasCount = 0;
 
-  /** `prefix` keeps aliases of separately compiled parts of one statement apart. */
-  constructor(private readonly prefix = 't') {}
+  /**
+   * `prefix` keeps aliases of separately compiled parts of one statement apart. `expandTop` caps
+   * an expanded collection that has no `$top` of its own (MAX_EXPAND_TOP); exports leave it unset.
+   */
+  constructor(
+    private readonly prefix = 't',
+    readonly expandTop?: number,
+  ) {}
 
   param(value: unknown, cast?: string): string {
     this.params.push(value);

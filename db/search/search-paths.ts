@@ -1,5 +1,5 @@
 import type { EntityDefinition } from '../../domain/entities';
-import { collectionsOf, fieldsOf, relationsOf, rowSource, type RowSource } from '../query/entity-scope';
+import { collectionOf, fieldOf, relationOf, rowSource, type RowSource } from '../query/entity-scope';
 
 /**
  * A search field's property path (`Companies/Company/Name`) walked through the definitions: each
@@ -17,18 +17,18 @@ export function walkPath(entity: EntityDefinition, path: string): PathStep[] {
   const segments = path.split('/');
   segments.forEach((name, i) => {
     const last = i === segments.length - 1;
-    const field = fieldsOf(source)[name];
+    const field = fieldOf(source, name);
     if (field && last) {
       steps.push({ kind: 'text', column: field.column });
       return;
     }
-    const relation = relationsOf(source)[name];
+    const relation = relationOf(source, name);
     if (relation && !last) {
       source = rowSource(relation.target);
       steps.push({ kind: 'relation', column: relation.column, target: source });
       return;
     }
-    const collection = collectionsOf(source)[name];
+    const collection = collectionOf(source, name);
     if (collection && !last) {
       source = rowSource(collection.target);
       steps.push({ kind: 'collection', foreignKey: collection.foreignKey, target: source });

@@ -7,7 +7,8 @@ import { ALL_FIELDS, TEXT_SEARCH_CONFIG } from './search-indexer';
 /**
  * `$search` (DESIGN §5) compiled against the search read model: each term is a key set served by
  * the GIN index (`document @@ query`) restricted to its fields; AND/OR/NOT combine those sets.
- * Words match as prefixes (`tow` finds "Tower"); a quoted phrase matches its words in order. With
+ * Words of 2+ characters match as prefixes (`tow` finds "Tower"), one-character words as whole
+ * words; a quoted phrase matches its words in order. With
  * no `$orderby`, rows come by relevance (summed rank over the matching fields), then key.
  */
 
@@ -15,16 +16,42 @@ type Term = Extract<SearchNode, { kind: 'term' }>;
 
 const WORD = /[\p{L}\p{N}]+/gu;
 
-function tsQuery(term: Term, params: unknown[]): string {
+/**
+ * A word as a tsquery operand (DESIGN §13): two or more characters match as a prefix, one only as
+ * a whole word (a one-letter prefix would match most of the index).
+ */
+function wordQuery(word: string): string {
+  return [...word].length >= 2 ? `${word}:*` : word;
+}
+
+/**
+ * The tsquery text of one term. Only letters and digits reach it, so tsquery operators cannot be
+ * injected; the whole search becomes one `to_tsquery` of such pieces.
+ */
+function termQueryText(term: Term): string {
   const words = term.text.match(WORD) ?? [];
   if (words.length === 0) throw badRequest(`$search: '${term.text}' has no letters or digits to search for`);
-  if (term.phrase) {
-    params.push(words.join(' '));
-    return `phraseto_tsquery('${TEXT_SEARCH_CONFIG}', ?)`;
-  }
-  // Only letters and digits reach to_tsquery, so its operators cannot be injected.
-  params.push(words.map((w) => `${w}:*`).join(' & '));
+  if (term.phrase) return `(${words.join(' <-> ')})`;
+  return `(${words.map(wordQuery).join(' & ')})`;
+}
+
+function tsQuery(term: Term, params: unknown[]): string {
+  params.push(termQueryText(term));
   return `to_tsquery('${TEXT_SEARCH_CONFIG}', ?)`;
+}
+
+/** The tsquery text of a whole search tree (AND, OR, NOT of terms). */
+function queryText(node: SearchNode): string {
+  switch (node.kind) {
+    case 'term':
+      return termQueryText(node);
+    case 'not':
+      return `!${queryText(node.operand)}`;
+    case 'and':
+      return `(${node.items.map(queryText).join(' & ')})`;
+    case 'or':
+      return `(${node.items.map(queryText).join(' | ')})`;
+  }
 }
 
 export function searchCondition(entity: EntityDefinition, search: SearchNode, searchFields?: string[]): ExtraCondition {
@@ -40,38 +67,118 @@ export function searchCondition(entity: EntityDefinition, search: SearchNode, se
   if (!chosen && !hasFieldTerm(search)) return wholeDocumentSearch(entity, search);
 
   const defaultFields = chosen ?? allFields;
+  const fieldsOf = (term: Term) => (term.field ? [known(term.field)] : defaultFields);
+  return needsPositiveMatch(search)
+    ? groupedFieldSearch(entity, search, fieldsOf)
+    : perTermFieldSearch(entity, search, fieldsOf);
+}
+
+/** Terms outside any negation: a row must match one of them when `needsPositiveMatch`. */
+function positiveTerms(node: SearchNode, negated = false): Term[] {
+  switch (node.kind) {
+    case 'term':
+      return negated ? [] : [node];
+    case 'not':
+      return positiveTerms(node.operand, !negated);
+    default:
+      return node.items.flatMap((item) => positiveTerms(item, negated));
+  }
+}
+
+/** Can a row match without any positive term matching? (`-a` or `a OR -b` can; `a -b` cannot.) */
+function needsPositiveMatch(node: SearchNode): boolean {
+  switch (node.kind) {
+    case 'term':
+      return true;
+    case 'not':
+      return false;
+    case 'and':
+      return node.items.some(needsPositiveMatch);
+    case 'or':
+      return node.items.every(needsPositiveMatch);
+  }
+}
+
+/**
+ * Field-restricted search as one grouped scan: the candidates are the rows one GIN probe finds for
+ * the OR of every positive term (20 OR'ed field terms cost one index scan, not 20); each
+ * candidate's field documents are then grouped once and the AND/OR/NOT tree is decided over them
+ * with one `bool_or` per term. Relevance is the rank of that OR over the matching fields.
+ */
+function groupedFieldSearch(
+  entity: EntityDefinition,
+  search: SearchNode,
+  fieldsOf: (term: Term) => string[],
+): ExtraCondition {
+  const positives = positiveTerms(search);
+  const positiveQuery = positives.map(termQueryText).join(' | ');
+  const positiveFields = [...new Set(positives.flatMap(fieldsOf))];
+  const usedFields = new Set<string>();
+  const havingParams: unknown[] = [];
+  const having = (node: SearchNode): string => {
+    switch (node.kind) {
+      case 'term': {
+        const fields = fieldsOf(node);
+        fields.forEach((field) => usedFields.add(field));
+        havingParams.push(fields, termQueryText(node));
+        return `bool_or(s.field = any(?::text[]) and s.document @@ to_tsquery('${TEXT_SEARCH_CONFIG}', ?))`;
+      }
+      case 'not':
+        return `not ${having(node.operand)}`;
+      case 'and':
+        return `(${node.items.map(having).join(' and ')})`;
+      case 'or':
+        return `(${node.items.map(having).join(' or ')})`;
+    }
+  };
+  const condition = having(search);
+  const candidates = `select p.entity_key from search_fields p where p.entity_type = ? and p.field = any(?::text[]) and p.document @@ to_tsquery('${TEXT_SEARCH_CONFIG}', ?)`;
+  return {
+    sql: `r.id in (select s.entity_key from search_fields s where s.entity_type = ? and s.field = any(?::text[]) and s.entity_key in (${candidates}) group by s.entity_key having ${condition})`,
+    params: [entity.name, [...usedFields], entity.name, positiveFields, positiveQuery, ...havingParams],
+    defaultOrder: {
+      sql: `coalesce((select sum(ts_rank(s.document, to_tsquery('${TEXT_SEARCH_CONFIG}', ?))) from search_fields s where s.entity_key = r.id and s.entity_type = ? and s.field = any(?::text[])), 0) desc`,
+      params: [positiveQuery, entity.name, positiveFields],
+    },
+  };
+}
+
+/**
+ * A tree that can match with no positive term (`-Name:x`): one key set per term, so rows without
+ * any search document still count as not matching a negated term.
+ */
+function perTermFieldSearch(
+  entity: EntityDefinition,
+  search: SearchNode,
+  fieldsOf: (term: Term) => string[],
+): ExtraCondition {
   const params: unknown[] = [];
-  const positives: Term[] = [];
-  const compile = (node: SearchNode, negated: boolean): string => {
+  const compile = (node: SearchNode): string => {
     switch (node.kind) {
       case 'and':
-        return `(${node.items.map((n) => compile(n, negated)).join(' and ')})`;
+        return `(${node.items.map(compile).join(' and ')})`;
       case 'or':
-        return `(${node.items.map((n) => compile(n, negated)).join(' or ')})`;
+        return `(${node.items.map(compile).join(' or ')})`;
       case 'not':
-        return `not ${compile(node.operand, !negated)}`;
+        return `not ${compile(node.operand)}`;
       case 'term': {
-        const fields = node.field ? [known(node.field)] : defaultFields;
-        if (!negated) positives.push(node);
-        params.push(entity.name, fields);
+        params.push(entity.name, fieldsOf(node));
         const q = tsQuery(node, params);
         return `r.id in (select s.entity_key from search_fields s where s.entity_type = ? and s.field = any(?::text[]) and s.document @@ ${q})`;
       }
     }
   };
-  const sql = compile(search, false);
-
-  // Relevance: rank of every positive term summed over the row's matching fields.
-  const orderParams: unknown[] = [];
-  const ranks = positives.map((term) => {
-    const q = tsQuery(term, orderParams);
-    orderParams.push(entity.name);
-    return `coalesce((select sum(ts_rank(s.document, ${q})) from search_fields s where s.entity_key = r.id and s.entity_type = ?), 0)`;
-  });
+  const sql = compile(search);
+  const positives = positiveTerms(search);
+  if (positives.length === 0) return { sql, params };
+  const orderParams = [positives.map(termQueryText).join(' | '), entity.name];
   return {
     sql,
     params,
-    defaultOrder: ranks.length ? { sql: `(${ranks.join(' + ')}) desc`, params: orderParams } : undefined,
+    defaultOrder: {
+      sql: `coalesce((select sum(ts_rank(s.document, to_tsquery('${TEXT_SEARCH_CONFIG}', ?))) from search_fields s where s.entity_key = r.id and s.entity_type = ?), 0) desc`,
+      params: orderParams,
+    },
   };
 }
 
@@ -87,33 +194,19 @@ function hasFieldTerm(node: SearchNode): boolean {
 }
 
 /**
- * The common case — no field named anywhere — as one tsquery over the all-fields document: one GIN
- * probe whatever the number of terms, ranked with field weights (names first).
+ * The common case — no field named anywhere — as one tsquery over the all-fields document: one
+ * parameter, one GIN probe whatever the number of terms (20 OR'ed words cost one index scan, not
+ * 20), ranked with field weights (names first).
  */
 function wholeDocumentSearch(entity: EntityDefinition, search: SearchNode): ExtraCondition {
-  const build = (node: SearchNode, params: unknown[]): string => {
-    switch (node.kind) {
-      case 'term':
-        return tsQuery(node, params);
-      case 'not':
-        return `(!! ${build(node.operand, params)})`;
-      case 'and':
-        return `(${node.items.map((n) => build(n, params)).join(' && ')})`;
-      case 'or':
-        return `(${node.items.map((n) => build(n, params)).join(' || ')})`;
-    }
-  };
-  const params: unknown[] = [entity.name];
-  const sql = `r.id in (select s.entity_key from search_fields s where s.entity_type = ? and s.field = '${ALL_FIELDS}' and s.document @@ ${build(search, params)})`;
-  const orderParams: unknown[] = [];
-  const q = build(search, orderParams);
-  orderParams.push(entity.name);
+  const query = queryText(search);
+  const tsquery = `to_tsquery('${TEXT_SEARCH_CONFIG}', ?)`;
   return {
-    sql,
-    params,
+    sql: `r.id in (select s.entity_key from search_fields s where s.entity_type = ? and s.field = '${ALL_FIELDS}' and s.document @@ ${tsquery})`,
+    params: [entity.name, query],
     defaultOrder: {
-      sql: `coalesce((select ts_rank(s.document, ${q}) from search_fields s where s.entity_key = r.id and s.entity_type = ? and s.field = '${ALL_FIELDS}'), 0) desc`,
-      params: orderParams,
+      sql: `coalesce((select ts_rank(s.document, ${tsquery}) from search_fields s where s.entity_key = r.id and s.entity_type = ? and s.field = '${ALL_FIELDS}'), 0) desc`,
+      params: [query, entity.name],
     },
   };
 }

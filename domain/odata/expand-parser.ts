@@ -19,8 +19,8 @@ const OPTION_NAMES: ReadonlySet<string> = new Set([
   '$select',
 ]);
 
-export function parseExpand(text: string): ExpandItem[] {
-  const ctx = new ParseContext(text, '$expand');
+export function parseExpand(text: string, maxNodes?: number): ExpandItem[] {
+  const ctx = new ParseContext(text, '$expand', maxNodes);
   const items = parseExpandItems(ctx);
   ctx.expectEnd();
   return items;

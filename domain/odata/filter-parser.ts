@@ -25,8 +25,8 @@ const FUNCTION_ARITY: ReadonlyMap<string, number> = new Map([
   ['day', 1],
 ]);
 
-export function parseFilter(text: string): Expr {
-  const ctx = new ParseContext(text, '$filter');
+export function parseFilter(text: string, maxNodes?: number): Expr {
+  const ctx = new ParseContext(text, '$filter', maxNodes);
   const expr = parseBooleanExpression(ctx);
   ctx.expectEnd();
   return expr;

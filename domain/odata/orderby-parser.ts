@@ -3,8 +3,8 @@ import { OrderByItem } from './ast';
 import { isKeyword, ParseContext } from './parse-context';
 import { parsePropertyPath } from './property-path';
 
-export function parseOrderBy(text: string): OrderByItem[] {
-  const ctx = new ParseContext(text, '$orderby');
+export function parseOrderBy(text: string, maxNodes?: number): OrderByItem[] {
+  const ctx = new ParseContext(text, '$orderby', maxNodes);
   const items = parseOrderByItems(ctx);
   ctx.expectEnd();
   return items;

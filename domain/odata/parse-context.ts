@@ -8,11 +8,23 @@ import { QueryLexer, Token } from './query-lexer';
 
 export const MAX_NESTING = 100;
 
+/** How a limit on syntax nodes is named in messages (DESIGN §13). */
+export const SYNTAX_NODES_SETTING = 'MAX_SYNTAX_NODES';
+
 export class ParseContext {
   private depth = 0;
+  private nodes = 0;
   readonly lexer: QueryLexer;
 
-  constructor(text: string, option: string) {
+  /**
+   * `maxNodes` bounds the syntax nodes (every consumed token but punctuation: names, operators,
+   * keywords, literals), so a long option is refused while it is read, before any SQL exists.
+   */
+  constructor(
+    text: string,
+    option: string,
+    private readonly maxNodes = Number.POSITIVE_INFINITY,
+  ) {
     this.lexer = new QueryLexer(text, option);
   }
 
@@ -25,7 +37,12 @@ export class ParseContext {
   }
 
   next(): Token {
-    return this.lexer.next();
+    const token = this.lexer.next();
+    if (token.kind !== 'punct' && token.kind !== 'end' && ++this.nodes > this.maxNodes) {
+      const detail = `syntax nodes exceed the limit of ${this.maxNodes} (${SYNTAX_NODES_SETTING})`;
+      throw syntaxError(this.option, token.start, token.text, detail);
+    }
+    return token;
   }
 
   /** Consumes the next token when it is the punctuation `ch`. */

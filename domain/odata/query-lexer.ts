@@ -18,6 +18,14 @@ const DATE_START_PATTERN = /\d{4}-\d/y;
 /** Characters that would glue onto a number or date, making it malformed rather than two tokens. */
 const LITERAL_RUN_PATTERN = /[A-Za-z0-9_.:+-]*/y;
 
+/** U+0000 or a lone UTF-16 surrogate: text Postgres cannot hold (DESIGN §13). */
+// eslint-disable-next-line no-control-regex -- U+0000 is exactly what this refuses
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+export function isStorableText(text: string): boolean {
+  return !UNSTORABLE.test(text);
+}
+
 const isDigit = (ch: string) => ch >= '0' && ch <= '9';
 const isIdentifierStart = (ch: string) => (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || ch === '_';
 const isIdentifierPart = (ch: string) => isIdentifierStart(ch) || isDigit(ch);
@@ -93,6 +101,9 @@ export class QueryLexer {
       }
       const end = quote + 1;
       const value = text.slice(start + 1, quote).replaceAll("''", "'");
+      if (!isStorableText(value)) {
+        throw syntaxError(this.option, start, '', 'a string literal holds U+0000 or an unpaired surrogate');
+      }
       return { kind: 'string', text: text.slice(start, end), value, start, end };
     }
   }

@@ -6,8 +6,8 @@ import { SearchNode } from './ast';
 import { syntaxError } from './odata-syntax-error';
 import { scanSearch, SearchToken } from './search-scanner';
 
-export function parseSearch(text: string): SearchNode {
-  const tokens = scanSearch(text);
+export function parseSearch(text: string, maxNodes?: number): SearchNode {
+  const tokens = scanSearch(text, maxNodes);
   if (tokens.length === 0) {
     throw syntaxError('$search', text.length, '', 'expected a search term', 'but found end of input');
   }

@@ -5,6 +5,7 @@
  */
 import { SearchNode, SearchTerm } from './ast';
 import { syntaxError } from './odata-syntax-error';
+import { SYNTAX_NODES_SETTING } from './parse-context';
 
 export type SearchToken =
   { kind: 'or'; start: number; end: number } | { kind: 'operand'; node: SearchNode; start: number; end: number };
@@ -14,8 +15,13 @@ const FIELD_PREFIX = /^([A-Za-z_][A-Za-z0-9_]*):/;
 
 const isSpace = (ch: string) => /\s/.test(ch);
 
-export function scanSearch(text: string): SearchToken[] {
+/**
+ * `maxNodes` bounds the syntax nodes (operands, `OR`s and `-`s) so a long $search is refused while
+ * it is read (MAX_SYNTAX_NODES).
+ */
+export function scanSearch(text: string, maxNodes = Number.POSITIVE_INFINITY): SearchToken[] {
   const tokens: SearchToken[] = [];
+  let nodes = 0;
   let i = 0;
   while (i < text.length) {
     if (isSpace(text.charAt(i))) {
@@ -23,6 +29,11 @@ export function scanSearch(text: string): SearchToken[] {
       continue;
     }
     const token = scanToken(text, i);
+    nodes += token.kind === 'operand' && token.node.kind === 'not' ? 2 : 1;
+    if (nodes > maxNodes) {
+      const detail = `syntax nodes exceed the limit of ${maxNodes} (${SYNTAX_NODES_SETTING})`;
+      throw syntaxError(OPTION, i, text.slice(i, token.end), detail);
+    }
     tokens.push(token);
     i = token.end;
   }
@@ -50,14 +61,37 @@ function scanTerm(text: string, start: number, operatorAllowed: boolean): Search
   if (word === 'OR' && operatorAllowed) return 'OR';
 
   const field = FIELD_PREFIX.exec(word);
-  if (!field) return { kind: 'term', text: word, phrase: false, field: null, span: { start, end } };
+  if (!field) {
+    checkPrefix(word, start);
+    return { kind: 'term', text: word, phrase: false, field: null, span: { start, end } };
+  }
   const fieldName = field[1] ?? '';
   const rest = word.slice(field[0].length);
   if (rest !== '') {
+    checkPrefix(rest, start + field[0].length);
     return { kind: 'term', text: rest, phrase: false, field: fieldName, span: { start, end } };
   }
   if (text.charAt(end) === '"') return scanPhrase(text, start, end, fieldName);
   throw syntaxError(OPTION, start, word, `empty field term '${word}'`);
+}
+
+const LETTER_OR_DIGIT = /^[\p{L}\p{N}]$/u;
+
+/**
+ * DESIGN §13: an explicit prefix `x*` needs two or more characters before the `*` (a one-letter
+ * prefix would match a large part of every index). A plain loop from the end: a regular
+ * expression anchored there would backtrack quadratically on a long word.
+ */
+function checkPrefix(word: string, start: number): void {
+  if (!word.endsWith('*')) return;
+  let end = word.length;
+  while (end > 0 && word.charAt(end - 1) === '*') end--;
+  const chars = [...word.slice(0, end)];
+  let letters = 0;
+  for (let i = chars.length - 1; i >= 0 && letters < 2 && LETTER_OR_DIGIT.test(chars[i] ?? ''); i--) letters++;
+  if (letters < 2) {
+    throw syntaxError(OPTION, start, word, `the prefix '${word}' needs at least 2 characters before '*'`);
+  }
 }
 
 function scanPhrase(text: string, start: number, quote: number, field: string | null): SearchTerm {

@@ -120,7 +120,7 @@ test('bad filters are 400 problems naming the text and position', async (t) => {
     [`Address/Nope eq 'x'`, /unknown property 'Nope' of Address/],
     [`frob(SchemeName)`, /frob/],
     [`TotalUnits gt 1e999`, /position 14/],
-    [`Id gt 'h1am3Q'`, /Id can only be compared/],
+    [`Id gt 'nope!'`, /'nope!' is not an Id of Scheme/],
     [`SchemeName`, /must be a condition/],
   ];
   for (const [filter, pattern] of cases) {

@@ -1,0 +1,27 @@
+/**
+ * The read-side limits of DESIGN §13, checked while a read's options are parsed, before any SQL.
+ * Each refusal is a 400 whose message names the limit's setting.
+ */
+export interface ReadLimits {
+  maxTop: number;
+  /** Nesting of `$expand`, counting `A($expand=B)` and `A/B` alike (MAX_EXPAND_DEPTH). */
+  maxExpandDepth: number;
+  /** Expanded navigation properties in one request, all levels together (MAX_EXPANSIONS). */
+  maxExpansions: number;
+  /** Items of an expanded collection: the default `$top` inside it and its largest (MAX_EXPAND_TOP). */
+  maxExpandTop: number;
+  /** Syntax nodes of one `$filter`, `$orderby`, `$expand` or `$search` (MAX_SYNTAX_NODES). */
+  maxSyntaxNodes: number;
+  /** Largest `$skip` (MAX_SKIP); beyond it keyset paging (`$filter=Id gt '…'`) is the way on. */
+  maxSkip: number;
+}
+
+/** DESIGN §13 defaults, for callers without a loaded configuration (tests of parsing alone). */
+export const DEFAULT_READ_LIMITS: ReadLimits = {
+  maxTop: 1000,
+  maxExpandDepth: 3,
+  maxExpansions: 10,
+  maxExpandTop: 100,
+  maxSyntaxNodes: 100,
+  maxSkip: 100_000,
+};
