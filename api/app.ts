@@ -38,6 +38,7 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): Express {
   const app = express();
   const limits = deps.config.limits;
+  const readLimits = { ...limits, maxTop: deps.config.maxTop };
   app.disable('x-powered-by');
   app.set('etag', false); // entity ETags come from row versions, not body hashes
   app.set('query parser', 'simple');
@@ -78,7 +79,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(
     exportRoutes({
       knex: deps.knex,
-      maxTop: deps.config.maxTop,
+      readLimits,
       maxConcurrent: exportConcurrencyFor(deps.config.dbPoolMax),
       slots: exportSlots(deps.redis, deps.config.queuePrefix, limits.maxExportsPerSubject, storeError),
       maxPerSubject: limits.maxExportsPerSubject,

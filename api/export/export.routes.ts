@@ -3,6 +3,7 @@ import { Router, type Request, type Response } from 'express';
 import type { Knex } from 'knex';
 import { badRequest, tooManyRequests } from '../../domain/errors/domain-error';
 import { parseReadOptions, type ReadOptions } from '../../domain/queries/read-options';
+import type { ReadLimits } from '../../domain/queries/read-limits';
 import type { EntityDefinition } from '../../domain/entities';
 import { exportHeader, openExportStream, type ExportFormat } from '../../db/query/entity-export';
 import type { ExtraCondition } from '../../db/query/entity-reader';
@@ -17,7 +18,8 @@ import { MEDIA_TYPE, OFFERED, formatOfMediaType, rowFormatter } from './export-f
 
 export interface ExportRouteDeps {
   knex: Knex;
-  maxTop: number;
+  /** The read limits of DESIGN §13 ($filter / $search syntax nodes and the rest). */
+  readLimits: ReadLimits;
   /**
    * Exports this process runs at once. Each holds a pooled connection for as long as its client
    * reads, so slow clients must not be able to take every connection from the read path.
@@ -38,7 +40,7 @@ export function exportConcurrencyFor(dbPoolMax: number): number {
 /** Query options an export honours; `$select` is accepted and ignored as on every read. */
 const EXPORT_OPTIONS = new Set(['$filter', '$orderby', '$search', '$select', 'searchFields']);
 
-function exportOptions(query: Record<string, unknown>, maxTop: number): ReadOptions {
+function exportOptions(query: Record<string, unknown>, limits: ReadLimits): ReadOptions {
   for (const name of Object.keys(query)) {
     if (EXPORT_OPTIONS.has(name)) continue;
     if (name === '$top' || name === '$skip' || name === '$count') {
@@ -48,7 +50,7 @@ function exportOptions(query: Record<string, unknown>, maxTop: number): ReadOpti
       throw badRequest('$expand: exports carry relations as Ids (CSV) or owned collections (NDJSON)');
     if (name.startsWith('$')) throw badRequest(`unknown query option '${name}'`);
   }
-  return parseReadOptions(query, maxTop);
+  return parseReadOptions(query, limits);
 }
 
 /**
@@ -62,7 +64,7 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
 
   router.get('/Export/:route', requireDefaultPolicy, async (req: Request, res: Response) => {
     const entity = entityOfRoute(req.params.route as string);
-    const options = exportOptions(req.query as Record<string, unknown>, deps.maxTop);
+    const options = exportOptions(req.query as Record<string, unknown>, deps.readLimits);
     const search = searchExtra(entity, options);
     const mediaType = req.accepts([...OFFERED]);
     if (!mediaType) {

@@ -126,8 +126,10 @@ export function documentSql(
     const where = [`${a}.${collection.foreignKey} = ${alias}.id`];
     if (options.filter) where.push(FilterCompiler.compile(options.filter, scope, '$expand'));
     const order = orderSql(options.orderby ?? [], scope, '$expand', keepsWrittenOrder(target) ? [`${a}.position`] : []);
-    // An expansion without `$top` shows its first MAX_EXPAND_TOP items (DESIGN §13).
-    const top = options.top ?? (item && !collection.alwaysPopulated ? ctx.expandTop : undefined);
+    // An expansion without `$top` shows its first MAX_EXPAND_TOP items (DESIGN §13). Owned
+    // collections are part of the entity itself (a client may PUT back what it read, and a cut
+    // list would delete the rest); they are bounded by what a write body can hold instead.
+    const top = options.top ?? (item && !collection.alwaysPopulated && !collection.owned ? ctx.expandTop : undefined);
     const limit = top !== undefined ? ` limit ${ctx.param(top)}` : '';
     const offset = options.skip ? ` offset ${ctx.param(options.skip)}` : '';
     const from = `from ${target.def.table} ${a} ${scope.joinSql.join(' ')} where ${where.join(' and ')}`;

@@ -227,3 +227,28 @@ test.serial('MAX_PENDING_COMMANDS_PER_SUBJECT: commands beyond it are 429 before
   t.teardown(() => worker.close());
   await eventually(async () => (await limited.request('POST', '/Companies', { body: { Name: 'Q4' } })).status === 201);
 });
+
+test('an expanded read can be written back: owned collections are never cut, and its ETag satisfies If-Match', async (t) => {
+  const id = await create(stack, 'Schemes', { SchemeName: 'Many partners' });
+  const schemeId = (await stack.knex('schemes').where({ scheme_name: 'Many partners' }).first('id')) as { id: number };
+  const companies = (await stack
+    .knex('companies')
+    .insert(Array.from({ length: 120 }, (_, i) => ({ name: `Partner ${i}` })))
+    .returning('id')) as { id: number }[];
+  await stack
+    .knex('scheme_companies')
+    .insert(companies.map((c, i) => ({ scheme_id: schemeId.id, company_id: c.id, role: 'Investor', position: i })));
+  const expanded = await stack.get(`/Schemes/${id}?$expand=Companies,Address`);
+  t.is(expanded.status, 200);
+  const doc = expanded.body as { Companies: unknown[] };
+  t.is(doc.Companies.length, 120, 'more than MAX_EXPAND_TOP, all of them');
+  const etag = expanded.headers.get('etag')!;
+  t.regex(etag, /^"\d+-[0-9a-f]{32}"$/);
+  const put = await stack.request('PUT', `/Schemes/${id}`, { body: doc, headers: { 'if-match': etag } });
+  t.is(put.status, 204, put.text);
+  t.is(await count('scheme_companies', { scheme_id: schemeId.id }), 120);
+  // Once the row changes, the old ETag no longer matches.
+  t.is((await patch(stack, `/Schemes/${id}`, [{ op: 'replace', path: '/SchemeName', value: 'Renamed' }])).status, 204);
+  const stale = await stack.request('PUT', `/Schemes/${id}`, { body: doc, headers: { 'if-match': etag } });
+  t.is(stale.status, 412);
+});
