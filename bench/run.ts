@@ -73,6 +73,18 @@ async function eventBacklogDrained(): Promise<void> {
 }
 
 /** Starts a process with these node arguments (flags and entry file). */
+/** Waits (up to 15 s) until no other backend of the bench database is running a statement. */
+async function databaseIdle(db: pg.Pool): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    const { rows } = await db.query<{ n: number }>(
+      `select count(*)::int as n from pg_stat_activity where datname = current_database() and state = 'active' and pid <> pg_backend_pid()`,
+    );
+    if (rows[0]!.n === 0) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 function start(args: string[], env: Record<string, string>): ChildProcess {
   const child = spawn(process.execPath, args, {
     env: { ...process.env, ...env },
@@ -235,6 +247,9 @@ async function main(): Promise<void> {
       });
       rows.push(rowOf(scenario.name, c, 'floor', fl));
       log(rows[rows.length - 1]!);
+      // Requests a client gave up on may still be running (up to STATEMENT_TIMEOUT_MS): the next
+      // run starts on an idle database, not on this one's leftovers.
+      await databaseIdle(db);
     }
   }
 

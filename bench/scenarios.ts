@@ -67,14 +67,14 @@ export const READ_SCENARIOS: ReadScenario[] = [
     query: { $search: 'tower london', $top: '20' },
   },
   {
-    name: '$search of 20 OR-ed words',
-    path: `/Schemes?$search=${encodeURIComponent(TWENTY_WORDS)}&$top=20`,
-    query: { $search: TWENTY_WORDS, $top: '20' },
-  },
-  {
     name: 'deep $skip=50000',
     path: '/Schemes?$skip=50000&$top=60&$expand=Address',
     query: { $skip: '50000', $top: '60', $expand: 'Address' },
+  },
+  {
+    name: '$search of 20 OR-ed words',
+    path: `/Schemes?$search=${encodeURIComponent(TWENTY_WORDS)}&$top=20`,
+    query: { $search: TWENTY_WORDS, $top: '20' },
   },
 ];
 

@@ -57,8 +57,17 @@ export function entityReadRoutes(deps: ReadRouteDeps): Router {
     const entity = entityOfRoute(req.params.route as string, 'read');
     const options = optionsOf(req);
     const extra = searchExtra(entity, options);
-    const page = await withReadTimeout(deps.knex, timeoutMs, (db) => listEntities(db, entity, options, extra, budget));
-    if (page.total !== undefined) res.setHeader('X-Total-Count', String(page.total));
+    // The page and its count on two pooled connections at once, as the floor does: one connection
+    // would run them one after the other (c=1 filtered + $count: 0.60 of the floor instead of ~0.95).
+    const [page, total] = await Promise.all([
+      withReadTimeout(deps.knex, timeoutMs, (db) =>
+        listEntities(db, entity, { ...options, count: false }, extra, budget),
+      ),
+      options.count
+        ? withReadTimeout(deps.knex, timeoutMs, (db) => countEntities(db, entity, options, extra))
+        : undefined,
+    ]);
+    if (total !== undefined) res.setHeader('X-Total-Count', String(total));
     res.type('application/json').send(page.json);
   });
 

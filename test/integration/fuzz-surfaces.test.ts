@@ -23,7 +23,7 @@ test.after.always(async () => {
 
 /** What no body may show: stack frames, file paths, SQL, library names. */
 const LEAK =
-  /\bat [\w.<>]+ \(|\.(?:js|ts):\d+|node_modules|\/work\/|\bselect\b.+\bfrom\b|\binsert into\b|\bknex\b|\bpg\b|bullmq|ioredis|objection|ajv\b|TypeError|ReferenceError|SyntaxError|undefined/i;
+  /\bat [\w.<>]+ \(|\.(?:js|ts):\d+|node_modules|\/work\/|\bselect\b.+\bfrom\b|\binsert into\b|\bknex\b|node-postgres|bullmq|ioredis|objection|ajv\b|TypeError|ReferenceError|SyntaxError|undefined/i;
 
 const segment = fc.oneof(
   fc.string({ maxLength: 12 }),

@@ -106,3 +106,33 @@ test.serial('killed after its commit: the recovered job returns the recorded res
   // The event committed with it reaches the event queues although its process died.
   await waitFor(async () => (await stack.knex('outbox').whereNull('published_at').first()) === undefined);
 });
+
+test.serial(
+  'a crash loop: the command that kept killing its workers answers 503, and its repeat runs once',
+  async (t) => {
+    const name = 'Crash loop';
+    const send = () =>
+      stack.request('POST', '/Schemes', { body: { SchemeName: name }, headers: { 'idempotency-key': 'crash-loop-1' } });
+    const response = send();
+    // Three workers in a row die holding it (maxStalledCount is 2: the third stall fails the job).
+    for (let death = 1; death <= 3; death++) {
+      const worker = spawnWorker('before-commit');
+      t.teardown(() => void worker.child.kill('SIGKILL'));
+      await waitFor(async () => worker.output().includes('"msg":"test pause"'), 20_000).catch((err: unknown) => {
+        throw new Error(`death ${death}: ${(err as Error).message}; worker output:\n${worker.output()}`, {
+          cause: err,
+        });
+      });
+      worker.child.kill('SIGKILL');
+      await worker.exited;
+    }
+    // A healthy worker's stalled check finds the third stall and fails the job: 503, not 500.
+    await startRecoveringWorker(t);
+    const failed = await response;
+    t.is(failed.status, 503, failed.text);
+    t.truthy(failed.headers.get('retry-after'));
+    t.is((await stack.knex('schemes').where({ scheme_name: name })).length, 0);
+    // The same request again (same Idempotency-Key) runs the command, once.
+    await assertAppliedOnce(t, name, await send());
+  },
+);
