@@ -4,7 +4,7 @@ import { assertAuthConfigured, loadConfig } from '../domain/config/load-config';
 import { createKnex } from '../db/knex';
 import { createLogger } from '../db/infra/logger';
 import { createRedis } from '../db/infra/redis';
-import { createCommandBus } from './commands/command-bus';
+import { commandBusOptionsOf, createCommandBus } from './commands/command-bus';
 import { createQueueRegistry } from './jobs/queue-registry';
 import { isClusterPrimary, processCount, runClusterPrimary } from '../db/infra/cluster-primary';
 
@@ -34,14 +34,7 @@ async function main(): Promise<void> {
   const queues = createQueueRegistry(redis, config.queuePrefix, logger);
 
   // Writes go through the command queue: serve only once its producer and events reader are up.
-  const commandBus = await createCommandBus({
-    redis,
-    redisUrl: config.redisUrl,
-    prefix: config.queuePrefix,
-    logger,
-    signingKey: config.commandSigningKey,
-    maxPendingPerSubject: config.limits.maxPendingCommandsPerSubject,
-  });
+  const commandBus = await createCommandBus(commandBusOptionsOf(config, redis, logger));
   const app = createApp({ config, knex, redis, logger, queues, commandBus });
   // With mock authentication anyone who can reach the port is an Admin: loopback only then.
   const server: Server = app.listen(config.port, config.listenHost, () => {

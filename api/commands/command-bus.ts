@@ -1,6 +1,7 @@
 import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../db/infra/logger';
+import type { AppConfig } from '../../domain/config/load-config';
 import type { Command, CommandResult } from '../../domain/commands/command';
 import { conflict, tooManyRequests } from '../../domain/errors/domain-error';
 import { admitCommand, settleCommand } from '../../db/infra/pending-commands';
@@ -80,6 +81,18 @@ const JOB_OPTIONS = {
 };
 /** How often a waiting request re-reads its job when no event has come. */
 const POLL_INTERVAL_MS = 1000;
+
+/** The bus of an API built from its configuration (api/main.ts and the test stack alike). */
+export function commandBusOptionsOf(config: AppConfig, redis: Redis, logger: Logger): CommandBusOptions {
+  return {
+    redis,
+    redisUrl: config.redisUrl,
+    prefix: config.queuePrefix,
+    logger,
+    signingKey: config.commandSigningKey,
+    maxPendingPerSubject: config.limits.maxPendingCommandsPerSubject,
+  };
+}
 
 export async function createCommandBus(options: CommandBusOptions): Promise<CommandBus> {
   const { logger } = options;

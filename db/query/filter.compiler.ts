@@ -1,4 +1,4 @@
-import type { Expr, LiteralExpr } from '../../domain/odata';
+import { FUNCTION_ARITY, type Expr, type LiteralExpr } from '../../domain/odata';
 import { parseKey } from '../../domain/ids/id-codec';
 import type { ScalarKind } from '../../domain/entities';
 import { EntityScope, type Resolved } from './entity-scope';
@@ -26,19 +26,6 @@ type Operand =
   | { kind: 'sql'; sql: string; type: ValueType }
   | { kind: 'id'; sql: string; typeName: string; acceptsBareIntegers: boolean }
   | { kind: 'literal'; lit: LiteralExpr };
-
-const FUNCTION_ARITY: ReadonlyMap<string, number> = new Map([
-  ['contains', 2],
-  ['startswith', 2],
-  ['endswith', 2],
-  ['tolower', 1],
-  ['toupper', 1],
-  ['length', 1],
-  ['trim', 1],
-  ['year', 1],
-  ['month', 1],
-  ['day', 1],
-]);
 
 /** Integer columns are 32-bit (DESIGN §13): a literal beyond them is a 400, not a database error. */
 const INT32_MIN = -2147483648;

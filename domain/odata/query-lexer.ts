@@ -5,6 +5,7 @@
  */
 import { describeFound, syntaxError } from './odata-syntax-error';
 import { isValidTemporal, TEMPORAL_PATTERN } from './temporal-literal';
+import { isStorableText } from '../text/storable-text';
 
 export type Token =
   | { kind: 'identifier' | 'option' | 'punct' | 'end'; text: string; start: number; end: number }
@@ -17,14 +18,6 @@ const NUMBER_PATTERN = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const DATE_START_PATTERN = /\d{4}-\d/y;
 /** Characters that would glue onto a number or date, making it malformed rather than two tokens. */
 const LITERAL_RUN_PATTERN = /[A-Za-z0-9_.:+-]*/y;
-
-/** U+0000 or a lone UTF-16 surrogate: text Postgres cannot hold (DESIGN §13). */
-// eslint-disable-next-line no-control-regex -- U+0000 is exactly what this refuses
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-export function isStorableText(text: string): boolean {
-  return !UNSTORABLE.test(text);
-}
 
 const isDigit = (ch: string) => ch >= '0' && ch <= '9';
 const isIdentifierStart = (ch: string) => (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || ch === '_';

@@ -1,7 +1,7 @@
 import { ODataSyntaxError, parseExpand, parseFilter, parseOrderBy, parseSearch } from '../odata';
 import type { Expr, ExpandItem, OrderByItem, SearchNode } from '../odata';
 import { badRequest } from '../errors/domain-error';
-import { isStorableText } from '../odata/query-lexer';
+import { isStorableText } from '../text/storable-text';
 import { DEFAULT_READ_LIMITS, type ReadLimits } from './read-limits';
 
 /**

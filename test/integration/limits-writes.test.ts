@@ -1,5 +1,5 @@
 import test from 'ava';
-import { Queue, QueueEvents } from 'bullmq';
+import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { bullConnection } from '../../db/infra/redis';
 import { signCommand } from '../../domain/commands/command-signature';
@@ -7,7 +7,7 @@ import type { Command } from '../../domain/commands/command';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { startCommandWorker } from '../../workers/commands/command-worker';
 import { CuttableProxy } from '../support/cuttable-proxy';
-import { eventually } from '../support/queues';
+import { TestQueues, eventually } from '../support/queues';
 import { startStack, type Stack } from '../support/stack';
 import { assertProblem, create, patch, read } from '../support/writes';
 
@@ -136,14 +136,10 @@ test('JSON Patch values with NUL are refused in the API, naming the operation', 
 });
 
 test.serial('a command written to the queue by hand is never applied; a signed one is', async (t) => {
-  const connection = bullConnection(stack.config.redisUrl, 'worker');
-  const queue = new Queue(QUEUE.commands, { connection, prefix: stack.config.queuePrefix });
-  const events = new QueueEvents(QUEUE.commands, { connection, prefix: stack.config.queuePrefix });
-  t.teardown(async () => {
-    await events.close();
-    await queue.close();
-  });
-  await events.waitUntilReady();
+  const queues = new TestQueues(stack.config);
+  t.teardown(() => queues.close());
+  const queue = queues.queue(QUEUE.commands);
+  const events = await queues.queueEvents(QUEUE.commands);
   const forged: Command = {
     commandId: randomUUID(),
     name: 'create',

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import test from 'ava';
+import { TestQueues } from '../support/queues';
 import { signCommand } from '../../domain/commands/command-signature';
-import { Queue, QueueEvents } from 'bullmq';
 import type { Command } from '../../domain/commands/command';
 import { createKnex } from '../../db/knex';
 import { createLogger } from '../../db/infra/logger';
-import { bullConnection } from '../../db/infra/redis';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { createCommandRunner } from '../../workers/commands/command-runner';
 import { startCommandWorker } from '../../workers/commands/command-worker';
@@ -105,14 +104,10 @@ test('the same command delivered twice to the handler is applied once', async (t
 });
 
 test('a command added again as a new job (its first job gone) returns the recorded result', async (t) => {
-  const connection = bullConnection(stack.config.redisUrl, 'worker');
-  const queue = new Queue(QUEUE.commands, { connection, prefix: stack.config.queuePrefix });
-  const events = new QueueEvents(QUEUE.commands, { connection, prefix: stack.config.queuePrefix });
-  t.teardown(async () => {
-    await events.close();
-    await queue.close();
-  });
-  await events.waitUntilReady();
+  const queues = new TestQueues(stack.config);
+  t.teardown(() => queues.close());
+  const queue = queues.queue(QUEUE.commands);
+  const events = await queues.queueEvents(QUEUE.commands);
   const command: Command = {
     commandId: randomUUID(),
     name: 'create',

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { Knex } from 'knex';
 import { createApp } from '../../api/app';
-import { createCommandBus } from '../../api/commands/command-bus';
+import { commandBusOptionsOf, createCommandBus } from '../../api/commands/command-bus';
 import { startCommandWorker } from '../../workers/commands/command-worker';
 import { loadConfig, type AppConfig } from '../../domain/config/load-config';
 import { createKnex } from '../../db/knex';
@@ -98,14 +98,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   redis.on('error', () => undefined);
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
   const queues = createQueueRegistry(redis, config.queuePrefix, logger);
-  const commandBus = await createCommandBus({
-    redis,
-    redisUrl: config.redisUrl,
-    prefix: config.queuePrefix,
-    logger,
-    signingKey: config.commandSigningKey,
-    maxPendingPerSubject: config.limits.maxPendingCommandsPerSubject,
-  });
+  const commandBus = await createCommandBus(commandBusOptionsOf(config, redis, logger));
   const app = createApp({ config, knex, redis, logger, queues, commandBus });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
