@@ -51,7 +51,6 @@ export const validationFailed = (errors: string[]) => new DomainError('Validatio
 export const conflict = (errors: string[]) => new DomainError('Conflict', errors);
 export const preconditionFailed = (message: string) => new DomainError('PreconditionFailed', [message]);
 export const badRequest = (message: string) => new DomainError('BadRequest', [message]);
-export const tooLarge = (message: string) => new DomainError('TooLarge', [message]);
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new DomainError('TooManyRequests', [message], retryAfterSeconds);
 export const unavailable = (message: string, retryAfterSeconds = 5) =>
