@@ -10,7 +10,7 @@ import { etagOf } from '../../domain/writes/entity-version';
 import { parsePatch, type PatchLimits } from '../../domain/writes/json-patch';
 import { callerOf } from '../auth/caller';
 import { QueueUnavailableError, type CommandBus } from '../commands/command-bus';
-import { commandLocation, commandStateOf, entityLocation } from '../commands/command-state';
+import { COMMAND_NOT_APPLIED, commandLocation, commandStateOf, entityLocation } from '../commands/command-state';
 import { problem, sendProblem } from '../http/problem';
 import { keyOf } from './entity-key';
 
@@ -131,7 +131,9 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
         // Never the client's doing (domain failures are results): a store or a worker failed.
         req.log.warn({ commandId: command.commandId, reason: dispatched.reason }, 'command failed');
         throw unavailable(
-          `The command could not be applied because a data store or worker failed while it ran; nothing was changed. Send the request again${command.requestHash ? ' (with the same Idempotency-Key)' : ''}.`,
+          command.requestHash
+            ? `${COMMAND_NOT_APPLIED.slice(0, -1)} (with the same Idempotency-Key).`
+            : COMMAND_NOT_APPLIED,
         );
       case 'finished':
         if (!dispatched.result.ok) throw DomainError.from(dispatched.result.failure);
