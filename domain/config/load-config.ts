@@ -158,7 +158,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxTop: int(env, 'MAX_TOP', 1000),
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 16),
     dbPoolMax: int(env, 'DB_POOL_MAX', 20),
-    eventPublishWindowMs: int(env, 'EVENT_PUBLISH_WINDOW_MS', 25),
+    eventPublishWindowMs: int(env, 'EVENT_PUBLISH_WINDOW_MS', 25, 0),
     stalledRecovery: {
       lockDuration: optionalInt(env, 'WORKER_LOCK_DURATION_MS'),
       stalledInterval: optionalInt(env, 'WORKER_STALLED_INTERVAL_MS'),
