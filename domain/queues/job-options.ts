@@ -4,13 +4,13 @@
  */
 
 /** How many finished jobs a queue keeps and for how long (seconds): whichever limit comes first. */
-export interface KeepJobs {
+interface KeepJobs {
   age?: number;
   count: number;
 }
 
 /** The wait before a failed attempt runs again. */
-export interface JobBackoff {
+interface JobBackoff {
   type: 'exponential' | 'fixed';
   /** ms before the second attempt; doubled for each further one when exponential. */
   delay: number;

@@ -12,7 +12,7 @@ import { PRUNE_RETENTION_JOB, QUEUE, REBUILD_VIEWS_JOB, type QueueName } from '.
  */
 
 /** One kind of job. */
-export interface JobContract {
+interface JobContract {
   /** Queues the job is added to: an event is one job on each of its consumers' queues. */
   readonly queues: readonly QueueName[];
   /** Every name producers give such a job (the command's name, the event's name, …). */
@@ -103,7 +103,7 @@ export function jobKindOf(queue: QueueName, name: string): JobKind | undefined {
 }
 
 /** A job as a producer adds it: `queue.add(name, data, opts)`, or several at once with `addBulk`. */
-export interface JobRequest<Data> {
+interface JobRequest<Data> {
   name: string;
   data: Data;
   opts: AddedJobOptions;

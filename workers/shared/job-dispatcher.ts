@@ -3,7 +3,7 @@ import { JOBS, jobKindOf, jobKindsOn, type JobKind, type JobKindOn } from '../..
 import type { QueueName } from '../../domain/queues/queue-contracts';
 
 /** Handles every job of one kind. */
-export type JobHandler = (job: Job) => Promise<unknown>;
+type JobHandler = (job: Job) => Promise<unknown>;
 
 /** One handler per kind of job added to queue `Q` (domain/queues/job-registry.ts). */
 export type JobHandlers<Q extends QueueName> = Record<JobKindOn<Q>, JobHandler>;
