@@ -1,6 +1,7 @@
 import { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
 import type { Job, Queue } from 'bullmq';
-import { QUEUE, REBUILD_VIEWS_JOB, ALL_QUEUES } from '../../domain/queues/queue-contracts';
+import { QUEUE, ALL_QUEUES } from '../../domain/queues/queue-contracts';
+import { rebuildViewsJob } from '../../domain/queues/job-registry';
 import { DomainError, badRequest, conflict, notFound } from '../../domain/errors/domain-error';
 import { callerOf } from '../auth/caller';
 import { problem, sendProblem } from '../http/problem';
@@ -16,14 +17,6 @@ export interface JobsRouteDeps {
 export const DEFAULT_JOBS_TOP = 50;
 /** Deepest position a listing reaches (`$skip + $top`): every state list is read that far. */
 export const MAX_JOBS_WINDOW = 10_000;
-
-/** A rebuild can hit a transient database failure: retry it a few times before it shows as failed. */
-const REBUILD_OPTIONS = {
-  attempts: 3,
-  backoff: { type: 'exponential', delay: 5_000 },
-  removeOnComplete: { age: 7 * 24 * 3600, count: 1_000 },
-  removeOnFail: { age: 30 * 24 * 3600, count: 1_000 },
-} as const;
 
 const LISTING_PARAMS = new Set(['queue', 'state', '$top', '$skip', '$count']);
 
@@ -91,11 +84,8 @@ export function jobsRoutes(deps: JobsRouteDeps): Router {
   });
 
   router.post('/RebuildViews', async (req: Request, res: Response) => {
-    const job = await queueOf(QUEUE.views).add(
-      REBUILD_VIEWS_JOB,
-      { requestedBy: callerOf(req).subject },
-      REBUILD_OPTIONS,
-    );
+    const rebuild = rebuildViewsJob(callerOf(req).subject);
+    const job = await queueOf(QUEUE.views).add(rebuild.name, rebuild.data, rebuild.opts);
     res
       .status(202)
       .location(location(job))
