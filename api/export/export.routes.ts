@@ -6,8 +6,6 @@ import { parseReadOptions, type ReadOptions } from '../../domain/queries/read-op
 import type { ReadLimits } from '../../domain/queries/read-limits';
 import type { EntityDefinition } from '../../domain/entities';
 import { exportHeader, openExportStream, type ExportFormat } from '../../db/query/entity-export';
-import type { ExtraCondition } from '../../db/query/entity-reader';
-import { searchExtra } from '../../db/search/search-query';
 import { requireDefaultPolicy } from '../auth/require-role';
 import { entityOfRoute } from '../entities/entity-key';
 import { problem, sendProblem } from '../http/problem';
@@ -65,7 +63,6 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
   router.get('/Export/:route', requireDefaultPolicy, async (req: Request, res: Response) => {
     const entity = entityOfRoute(req.params.route as string);
     const options = exportOptions(req.query as Record<string, unknown>, deps.readLimits);
-    const search = searchExtra(entity, options);
     const mediaType = req.accepts([...OFFERED]);
     if (!mediaType) {
       sendProblem(res, problem(406, 'Not Acceptable', `Exports are offered as ${OFFERED.join(' or ')}.`));
@@ -86,7 +83,7 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
     }
     running++;
     try {
-      await streamExport(req, res, entity, options, search, format);
+      await streamExport(req, res, entity, options, format);
     } finally {
       running--;
       slot.release();
@@ -98,10 +95,9 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
     res: Response,
     entity: EntityDefinition,
     options: ReadOptions,
-    search: ExtraCondition | undefined,
     format: ExportFormat,
   ): Promise<void> {
-    const rows = await openExportStream(deps.knex, entity, options, format, search);
+    const rows = await openExportStream(deps.knex, entity, options, format);
     res.status(200);
     res.setHeader('Content-Type', MEDIA_TYPE[format]);
     res.setHeader('Content-Disposition', `attachment; filename="${entity.route}.${format}"`);
