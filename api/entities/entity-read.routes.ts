@@ -7,7 +7,7 @@ import { DEFAULT_READ_LIMITS, type ReadLimits } from '../../domain/queries/read-
 import { countEntities, listEntities, readEntity } from '../../db/query/entity-reader';
 import { withReadTimeout } from '../../db/query/read-timeout';
 import { searchExtra } from '../../db/search/search-query';
-import { entityOfRoute, keyOf } from './entity-key';
+import { keyOf, readableEntityOf } from './entity-key';
 import { etagOf } from './etag';
 
 export interface ReadRouteDeps {
@@ -54,7 +54,7 @@ export function entityReadRoutes(deps: ReadRouteDeps): Router {
   const optionsOf = (req: Request) => parseReadOptions(req.query as Record<string, unknown>, limits);
 
   router.get('/:route', async (req: Request, res: Response) => {
-    const entity = entityOfRoute(req.params.route as string, 'read');
+    const entity = readableEntityOf(req.params.route as string);
     const options = optionsOf(req);
     const extra = searchExtra(entity, options);
     // The page and its count on two pooled connections at once, as the floor does: one connection
@@ -72,7 +72,7 @@ export function entityReadRoutes(deps: ReadRouteDeps): Router {
   });
 
   router.get('/:route/:key', async (req: Request, res: Response) => {
-    const entity = entityOfRoute(req.params.route as string, 'read');
+    const entity = readableEntityOf(req.params.route as string);
     const key = req.params.key as string;
     if (key === '$count') {
       const options = optionsOf(req);
