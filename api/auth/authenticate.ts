@@ -49,8 +49,9 @@ export function verifierOptions(config: AuthConfig): AuthOptions {
 }
 
 /**
- * Establishes `req.caller` (subject + roles) or fails with Unauthorized (401). Mock mode (spec §5.6) reads no token.
- * Roles are the token's AUTH_ROLES_CLAIM merged with the grants the service keeps.
+ * Establishes `req.caller` (subject + roles) or fails with Unauthorized (401), which the error
+ * handler answers. Mock mode (spec §5.6) reads no token. Roles are the token's AUTH_ROLES_CLAIM
+ * merged with the grants the service keeps.
  */
 export function authenticate(config: AuthConfig, grants: RoleGrants): RequestHandler {
   assertAuthConfigured(config);

@@ -95,7 +95,7 @@ export const badRequest = (message: string) => new DomainError('BadRequest', [me
 export const validationFailed = (errors: string[]) => new DomainError('Validation', errors);
 /** `tokenError` absent: no credentials were sent, so the challenge names no error (RFC 6750 §3.1). */
 export const unauthorized = (message: string, tokenError?: TokenError) =>
-  new DomainError('Unauthorized', [message], tokenError === undefined ? {} : { tokenError });
+  new DomainError('Unauthorized', [message], { tokenError });
 export const forbidden = (message: string) => new DomainError('Forbidden', [message]);
 export const notFound = (message: string) => new DomainError('NotFound', [message]);
 export const methodNotAllowed = (message: string, allow: readonly string[]) =>
@@ -108,4 +108,4 @@ export const unsupportedMediaType = (message: string) => new DomainError('Unsupp
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new DomainError('TooManyRequests', [message], { retryAfter: retryAfterSeconds });
 export const unavailable = (message: string, retryAfterSeconds = DEFAULT_RETRY_AFTER_SECONDS, outcomeAt?: string) =>
-  new DomainError('Unavailable', [message], { retryAfter: retryAfterSeconds, ...(outcomeAt ? { outcomeAt } : {}) });
+  new DomainError('Unavailable', [message], { retryAfter: retryAfterSeconds, outcomeAt });
