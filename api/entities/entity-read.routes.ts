@@ -6,7 +6,7 @@ import { parseReadOptions } from '../../domain/queries/read-options';
 import { DEFAULT_READ_LIMITS, type ReadLimits } from '../../domain/queries/read-limits';
 import { countEntities, listEntities, readEntity } from '../../db/query/entity-reader';
 import { withReadTimeout } from '../../db/query/read-timeout';
-import { entityOfRoute, keyOf } from './entity-key';
+import { keyOf, readableEntityOf } from './entity-key';
 import { etagOf } from './etag';
 
 export interface ReadRouteDeps {
@@ -53,7 +53,7 @@ export function entityReadRoutes(deps: ReadRouteDeps): Router {
   const optionsOf = (req: Request) => parseReadOptions(req.query as Record<string, unknown>, limits);
 
   router.get('/:route', async (req: Request, res: Response) => {
-    const entity = entityOfRoute(req.params.route as string, 'read');
+    const entity = readableEntityOf(req.params.route as string);
     const options = optionsOf(req);
     // The page and its count on two pooled connections at once, as the floor does: one connection
     // would run them one after the other (c=1 filtered + $count: 0.60 of the floor instead of ~0.95).
@@ -66,7 +66,7 @@ export function entityReadRoutes(deps: ReadRouteDeps): Router {
   });
 
   router.get('/:route/:key', async (req: Request, res: Response) => {
-    const entity = entityOfRoute(req.params.route as string, 'read');
+    const entity = readableEntityOf(req.params.route as string);
     const key = req.params.key as string;
     if (key === '$count') {
       const options = optionsOf(req);
