@@ -1,78 +1,28 @@
-import { Model, type RelationMappings } from 'objection';
-import { ENTITIES, OWNED_RECORDS, entityByName, ownedRecordByName, type EntityDefinition } from '../../domain/entities';
+import { Model } from 'objection';
+import { ENTITIES, type EntityDefinition } from '../../domain/entities';
 
 /**
- * Objection models derived from the domain definitions: one class per entity and owned record,
- * with every relation both ways (single relations as BelongsTo, collections as HasMany).
+ * Objection models of the entity tables, one class per entity, for the row writes of
+ * db/commands/entity-rows.ts. They carry no relation mappings: reads are compiled to SQL from the
+ * definitions (db/query) and owned collections are written by db/commands/owned-collections.ts.
  * Columns keep their snake_case names; the read/write mappers translate to API member names.
  */
 
-export type EntityModelClass = typeof Model & { entity?: EntityDefinition };
+const models = new Map<string, typeof Model>();
 
-const models = new Map<string, EntityModelClass>();
-
-function tableOf(typeName: string): string {
-  return ownedRecordByName(typeName)?.table ?? entityByName(typeName).table;
-}
-
-function defineModel(
-  name: string,
-  table: string,
-  relations: () => RelationMappings,
-  entity?: EntityDefinition,
-): EntityModelClass {
+function defineModel(entity: EntityDefinition): typeof Model {
   const cls = class extends Model {
     static override get tableName(): string {
-      return table;
-    }
-    static override get relationMappings(): RelationMappings {
-      return relations();
+      return entity.table;
     }
   };
-  Object.defineProperty(cls, 'name', { value: `${name}Model` });
-  (cls as EntityModelClass).entity = entity;
-  return cls as EntityModelClass;
+  Object.defineProperty(cls, 'name', { value: `${entity.name}Model` });
+  return cls;
 }
 
-function relationMappingsFor(entity: EntityDefinition): RelationMappings {
-  const mappings: RelationMappings = {};
-  for (const [name, rel] of Object.entries(entity.relations)) {
-    mappings[name] = {
-      relation: Model.BelongsToOneRelation,
-      modelClass: modelFor(rel.target),
-      join: { from: `${entity.table}.${rel.column}`, to: `${tableOf(rel.target)}.id` },
-    };
-  }
-  for (const [name, col] of Object.entries(entity.collections)) {
-    mappings[name] = {
-      relation: Model.HasManyRelation,
-      modelClass: modelFor(col.target),
-      join: { from: `${entity.table}.id`, to: `${tableOf(col.target)}.${col.foreignKey}` },
-    };
-  }
-  return mappings;
-}
+for (const entity of ENTITIES) models.set(entity.name, defineModel(entity));
 
-for (const entity of ENTITIES) {
-  models.set(
-    entity.name,
-    defineModel(entity.name, entity.table, () => relationMappingsFor(entity), entity),
-  );
-}
-for (const record of OWNED_RECORDS) {
-  models.set(
-    record.name,
-    defineModel(record.name, record.table, () => ({
-      Scheme: {
-        relation: Model.BelongsToOneRelation,
-        modelClass: modelFor('Scheme'),
-        join: { from: `${record.table}.scheme_id`, to: 'schemes.id' },
-      },
-    })),
-  );
-}
-
-export function modelFor(typeName: string): EntityModelClass {
+export function modelFor(typeName: string): typeof Model {
   const model = models.get(typeName);
   if (!model) throw new Error(`no model for ${typeName}`);
   return model;

@@ -54,6 +54,11 @@ export interface CollectionField {
 export interface OwnedRecordDefinition {
   name: string;
   table: string;
+  /**
+   * The entity type that owns these records: exactly one owned collection of it targets this
+   * record, and that collection's `foreignKey` is the table's parent column (deleted with it).
+   */
+  parent: string;
   fields: Record<string, ScalarField>;
 }
 

@@ -111,22 +111,25 @@ export const Development: EntityDefinition = {
   searchFields: { Name: 'Name' },
 };
 
-/** Owned records: no route, no life outside their Scheme. Their Ids use their own type names. */
+/** Owned records: no route, no life outside their parent Scheme. Their Ids use their own type names. */
 export const Note: OwnedRecordDefinition = {
   name: 'Note',
   table: 'scheme_notes',
+  parent: 'Scheme',
   fields: { Text: { kind: 'string', column: 'text', required: true, minLength: 1, maxLength: 10000 } },
 };
 
 export const Tag: OwnedRecordDefinition = {
   name: 'Tag',
   table: 'scheme_tags',
+  parent: 'Scheme',
   fields: { Name: { kind: 'string', column: 'name', required: true, minLength: 1, maxLength: 100 } },
 };
 
 export const ExternalLink: OwnedRecordDefinition = {
   name: 'ExternalLink',
   table: 'scheme_external_links',
+  parent: 'Scheme',
   fields: {
     Url: { kind: 'url', column: 'url', required: true, maxLength: 2000 },
     Title: { kind: 'string', column: 'title', maxLength: 300 },
