@@ -30,6 +30,7 @@ export default tseslint.config(
                 '**/api/**',
                 '**/workers/**',
                 '**/db/**',
+                '**/infra/**',
               ],
               message: 'domain/ stays pure',
             },
@@ -53,6 +54,23 @@ export default tseslint.config(
       '@typescript-eslint/no-restricted-imports': [
         'error',
         { patterns: [{ group: ['**/api/**', 'express'], message: 'workers/ never imports api/' }] },
+      ],
+    },
+  },
+  {
+    // infra/ (configuration, logging, store connections) sits below everything but domain/.
+    files: ['infra/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/api/**', '**/workers/**', '**/db/**', 'express'],
+              message: 'infra/ sits below api/, workers/ and db/',
+            },
+          ],
+        },
       ],
     },
   },

@@ -1,8 +1,8 @@
 import express, { type Express } from 'express';
 import type { Knex } from 'knex';
 import type { Redis } from 'ioredis';
-import type { Logger } from '../db/infra/logger';
-import type { AppConfig } from '../domain/config/load-config';
+import type { Logger } from '../infra/logger';
+import type { AppConfig } from '../infra/config/load-config';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { requestLogger } from './http/request-logger';
 import { apiSecurityHeaders, bullBoardSecurityHeaders } from './http/security-headers';
@@ -21,7 +21,7 @@ import { exportConcurrencyFor, exportRoutes } from './export/export.routes';
 import { entityWriteRoutes } from './entities/entity-write.routes';
 import { commandRoutes } from './commands/command.routes';
 import type { CommandBus } from './commands/command-bus';
-import { patchLimitsOf } from '../domain/writes/patch-limits';
+import { patchLimitsOf } from '../infra/config/patch-limits';
 
 export interface AppDeps {
   config: AppConfig;

@@ -1,8 +1,8 @@
 import type { Server } from 'node:http';
-import { assertAuthConfigured, loadConfig } from '../domain/config/load-config';
-import { createLogger } from '../db/infra/logger';
+import { assertAuthConfigured, loadConfig } from '../infra/config/load-config';
+import { createLogger } from '../infra/logger';
 import { createApiRuntime } from './api-runtime';
-import { isClusterPrimary, processCount, runClusterPrimary } from '../db/infra/cluster-primary';
+import { isClusterPrimary, processCount, runClusterPrimary } from '../infra/cluster-primary';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 

@@ -1,9 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { environmentTable } from '../domain/config/environment';
+import { environmentTable } from '../infra/config/environment';
 
 /**
- * `npm run docs:config`: writes the table of every environment variable (domain/config/
+ * `npm run docs:config`: writes the table of every environment variable (infra/config/
  * environment.ts) between the markers of docs/configuration.md. A test fails when they differ.
  */
 

@@ -10,9 +10,9 @@ ensure_built
 echo "[test] lint, layer rules, dependency cycles, unused code…" >&2
 npx eslint . --max-warnings=0 # includes the layer rules (eslint.config.mjs)
 npx prettier --check . >/dev/null || { npx prettier --check . ; exit 1; }
-npx madge --circular --extensions ts --ts-config tsconfig.json api workers domain db >/dev/null \
-  || { npx madge --circular --extensions ts --ts-config tsconfig.json api workers domain db; exit 1; }
-npx madge --json --extensions ts --ts-config tsconfig.json api workers domain db 2>/dev/null \
+npx madge --circular --extensions ts --ts-config tsconfig.json api workers domain db infra >/dev/null \
+  || { npx madge --circular --extensions ts --ts-config tsconfig.json api workers domain db infra; exit 1; }
+npx madge --json --extensions ts --ts-config tsconfig.json api workers domain db infra 2>/dev/null \
   | node dist/scripts/check-folder-cycles.js
 npx knip # unused files, exports and dependencies (knip.json)
 

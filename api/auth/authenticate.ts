@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { auth, type AuthOptions } from 'express-oauth2-jwt-bearer';
-import { ConfigError, assertAuthConfigured, type AuthConfig } from '../../domain/config/load-config';
+import { ConfigError, assertAuthConfigured, type AuthConfig } from '../../infra/config/load-config';
 import { claimAt, mergeRoles, rolesInClaim } from '../../domain/auth/roles';
 import { mockAuth } from './mock-auth';
 import type { RoleGrants } from './role-grants';

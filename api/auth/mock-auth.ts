@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type { MockRole } from '../../domain/config/load-config';
+import type { MockRole } from '../../infra/config/load-config';
 
 export const MOCK_SUBJECT = 'mock-user';
 

@@ -1,10 +1,10 @@
 import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Logger } from '../../db/infra/logger';
-import type { AppConfig } from '../../domain/config/load-config';
+import type { Logger } from '../../infra/logger';
+import type { AppConfig } from '../../infra/config/load-config';
 import type { Command, CommandResult } from '../../domain/commands/command';
 import { conflict, tooManyRequests } from '../../domain/errors/domain-error';
-import { admitCommand, settleCommand } from '../../db/infra/pending-commands';
+import { admitCommand, settleCommand } from '../../infra/pending-commands';
 import { commandJob } from '../../domain/queues/job-registry';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { IDEMPOTENCY_KEY_REUSED } from '../../domain/writes/command-ids';

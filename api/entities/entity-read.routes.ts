@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import type { Knex } from 'knex';
-import type { LimitsConfig } from '../../domain/config/load-config';
+import type { LimitsConfig } from '../../infra/config/load-config';
 import { notFound } from '../../domain/errors/domain-error';
 import { parseReadOptions } from '../../domain/queries/read-options';
 import { DEFAULT_READ_LIMITS, type ReadLimits } from '../../domain/queries/read-limits';

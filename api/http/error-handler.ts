@@ -8,7 +8,7 @@ import {
   unsupportedMediaType,
   type FailureKind,
 } from '../../domain/errors/domain-error';
-import { isStoreUnavailable, OUTAGE_RETRY_AFTER_SECONDS } from '../../db/infra/store-outage';
+import { isStoreUnavailable, OUTAGE_RETRY_AFTER_SECONDS } from '../../infra/store-outage';
 import { bearerChallenge } from '../auth/unauthorized';
 import { STATUS_OF, problemFor } from './problem';
 

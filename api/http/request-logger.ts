@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type { Logger } from '../../db/infra/logger';
+import type { Logger } from '../../infra/logger';
 import { requestIdFor } from './request-id';
 
 declare module 'http' {

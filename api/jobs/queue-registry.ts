@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Logger } from '../../db/infra/logger';
+import type { Logger } from '../../infra/logger';
 import { ALL_QUEUES, type QueueName } from '../../domain/queues/queue-contracts';
 
 /**

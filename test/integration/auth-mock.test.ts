@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import test from 'ava';
-import { assertAuthConfigured, ConfigError, loadConfig } from '../../domain/config/load-config';
+import { assertAuthConfigured, ConfigError, loadConfig } from '../../infra/config/load-config';
 import { startStack, type Stack } from '../support/stack';
 import { uniqueQueuePrefix } from '../support/test-database';
 import { assertForbidden } from '../support/auth';

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { createRedis } from '../../db/infra/redis';
+import { createRedis } from '../../infra/redis';
 import { REBUILD_VIEWS_JOB } from '../../domain/queues/queue-contracts';
 import { startStack, type Stack } from '../support/stack';
 import type { JobEntry } from '../../api/jobs/job-entry';

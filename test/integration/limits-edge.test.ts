@@ -1,7 +1,7 @@
 import test from 'ava';
 import net from 'node:net';
 import { Queue } from 'bullmq';
-import { bullConnection, createRedis } from '../../db/infra/redis';
+import { bullConnection, createRedis } from '../../infra/redis';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { parseCsv } from '../support/csv';
 import { eventually } from '../support/queues';

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
-import { bullConnection } from '../../db/infra/redis';
+import { bullConnection } from '../../infra/redis';
 import { signCommand } from '../../domain/commands/command-signature';
 import { idempotentCommandId } from '../../domain/writes/command-ids';
 import type { Command } from '../../domain/commands/command';

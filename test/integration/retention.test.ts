@@ -1,6 +1,6 @@
 import test from 'ava';
 import { Queue } from 'bullmq';
-import { bullConnection } from '../../db/infra/redis';
+import { bullConnection } from '../../infra/redis';
 import { PRUNE_RETENTION_JOB, QUEUE } from '../../domain/queues/queue-contracts';
 import { startCommandWorker } from '../../workers/commands/command-worker';
 import { eventually } from '../support/queues';

@@ -4,7 +4,7 @@ import { TestQueues } from '../support/queues';
 import { signCommand } from '../../domain/commands/command-signature';
 import type { Command } from '../../domain/commands/command';
 import { createKnex } from '../../db/knex';
-import { createLogger } from '../../db/infra/logger';
+import { createLogger } from '../../infra/logger';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { createCommandRunner } from '../../workers/commands/command-runner';
 import { startCommandWorker } from '../../workers/commands/command-worker';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import test from 'ava';
 import { Queue } from 'bullmq';
 import type { DomainEvent } from '../../domain/events/domain-event';
-import { bullConnection } from '../../db/infra/redis';
+import { bullConnection } from '../../infra/redis';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { startCommandWorker } from '../../workers/commands/command-worker';
 import { startStack, type Stack } from '../support/stack';

@@ -1,11 +1,11 @@
 import { Queue, QueueEvents, type JobsOptions } from 'bullmq';
 import { randomUUID } from 'node:crypto';
-import type { AppConfig } from '../../domain/config/load-config';
+import type { AppConfig } from '../../infra/config/load-config';
 import { encodeId } from '../../domain/ids/id-codec';
 import { eventName, type DomainEvent, type EventVerb } from '../../domain/events/domain-event';
 import { JOBS, eventJob } from '../../domain/queues/job-registry';
 import type { QueueName } from '../../domain/queues/queue-contracts';
-import { bullConnection } from '../../db/infra/redis';
+import { bullConnection } from '../../infra/redis';
 
 /** Real BullMQ queues of a test stack, for publishing jobs the way the relay and the API do. */
 export class TestQueues {

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { authenticate, verifierOptions } from '../../api/auth/authenticate';
-import { assertAuthConfigured, ConfigError, loadConfig, type AuthConfig } from '../../domain/config/load-config';
+import { assertAuthConfigured, ConfigError, loadConfig, type AuthConfig } from '../../infra/config/load-config';
 import { claimAt, mergeRoles, policyAllows, POLICY, rolesInClaim } from '../../domain/auth/roles';
 import { validateRoleAssignment } from '../../domain/auth/role-assignment';
 

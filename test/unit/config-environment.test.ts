@@ -1,8 +1,8 @@
 import test from 'ava';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, ENVIRONMENT, PROCESS_ENVIRONMENT, environmentTable } from '../../domain/config/environment';
-import { loadConfig } from '../../domain/config/load-config';
+import { ConfigError, ENVIRONMENT, PROCESS_ENVIRONMENT, environmentTable } from '../../infra/config/environment';
+import { loadConfig } from '../../infra/config/load-config';
 
 const root = path.resolve(__dirname, '../../..');
 const base = { DATABASE_URL: 'postgres://x/y', REDIS_URL: 'redis://x', COMMAND_SIGNING_KEY: 'k'.repeat(32) };
@@ -36,7 +36,7 @@ test('every variable the code reads is declared (and so documented)', (t) => {
   // Test, benchmark and tooling knobs are documented where they are used, not in the service's table.
   const testOnly = /^(TEST_|BENCH_|FUZZ_|COMMAND_TEST_PAUSE_|DEV_PG_|DEV_REDIS_)/;
   const read = new Set<string>();
-  for (const dir of ['api', 'workers', 'db', 'domain', 'scripts']) {
+  for (const dir of ['api', 'workers', 'db', 'domain', 'infra', 'scripts']) {
     for (const file of sources(path.join(root, dir))) {
       const text = readFileSync(file, 'utf8');
       for (const m of text.matchAll(

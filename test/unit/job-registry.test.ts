@@ -1,7 +1,7 @@
 import test from 'ava';
 import { signCommand } from '../../domain/commands/command-signature';
 import type { Command } from '../../domain/commands/command';
-import { loadConfig } from '../../domain/config/load-config';
+import { loadConfig } from '../../infra/config/load-config';
 import { ALL_EVENT_NAMES } from '../../domain/events/domain-event';
 import {
   JOBS,

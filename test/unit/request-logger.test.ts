@@ -3,7 +3,7 @@ import express from 'express';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { requestLogger } from '../../api/http/request-logger';
-import { createLogger } from '../../db/infra/logger';
+import { createLogger } from '../../infra/logger';
 import { eventually } from '../support/queues';
 
 type Line = Record<string, unknown> & { req?: Record<string, unknown>; res?: Record<string, unknown> };

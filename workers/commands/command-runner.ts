@@ -12,7 +12,7 @@ import { DEFAULT_PATCH_LIMITS, type PatchLimits } from '../../domain/writes/json
 import { storableText } from '../../domain/text/storable-text';
 import { findCommand, recordCommand, recordFailure, type CommandLogEntry } from '../../db/commands/command-log';
 import { isRetryableDbError, translateDbError } from '../../db/commands/db-errors';
-import type { Logger } from '../../db/infra/logger';
+import type { Logger } from '../../infra/logger';
 import type { Applied, CommandHandler } from './command-handler';
 import { createEntity } from './create-entity.handler';
 import { deleteEntity } from './delete-entity.handler';

@@ -1,6 +1,6 @@
-import { ConfigError, loadConfig } from '../../domain/config/load-config';
-import { createLogger } from '../../db/infra/logger';
-import { isClusterPrimary, processCount, runClusterPrimary } from '../../db/infra/cluster-primary';
+import { ConfigError, loadConfig } from '../../infra/config/load-config';
+import { createLogger } from '../../infra/logger';
+import { isClusterPrimary, processCount, runClusterPrimary } from '../../infra/cluster-primary';
 import { closeOnSignals } from '../shared/run-worker';
 import { startCommandWorker, type CommandWorkerOptions } from './command-worker';
 import type { TestPause } from './command-runner';

@@ -1,8 +1,8 @@
 import { Queue } from 'bullmq';
 import type { Knex } from 'knex';
 import { markEventsPublished } from '../../db/commands/outbox';
-import type { Logger } from '../../db/infra/logger';
-import { bullConnection } from '../../db/infra/redis';
+import type { Logger } from '../../infra/logger';
+import { bullConnection } from '../../infra/redis';
 import type { DomainEvent } from '../../domain/events/domain-event';
 import { JOBS, eventJob } from '../../domain/queues/job-registry';
 

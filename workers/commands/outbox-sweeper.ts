@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { lockUnpublished, markPublished } from '../../db/commands/outbox';
-import type { Logger } from '../../db/infra/logger';
+import type { Logger } from '../../infra/logger';
 import { isPublishableEvent, type DomainEvent } from '../../domain/events/domain-event';
 
 /** Rows per sweep transaction. */

@@ -1,6 +1,6 @@
 import { Worker } from 'bullmq';
-import type { Logger } from '../../db/infra/logger';
-import { bullConnection } from '../../db/infra/redis';
+import type { Logger } from '../../infra/logger';
+import { bullConnection } from '../../infra/redis';
 import type { QueueName } from '../../domain/queues/queue-contracts';
 import { JobDispatcher, type JobHandlers } from './job-dispatcher';
 

@@ -1,9 +1,9 @@
 import type { Worker } from 'bullmq';
 import type { Knex } from 'knex';
 import { createKnex } from '../../db/knex';
-import { createLogger, type Logger } from '../../db/infra/logger';
-import type { AppConfig } from '../../domain/config/load-config';
-import { loadConfig } from '../../domain/config/load-config';
+import { createLogger, type Logger } from '../../infra/logger';
+import type { AppConfig } from '../../infra/config/load-config';
+import { loadConfig } from '../../infra/config/load-config';
 import { closeOnSignals, createQueueWorker } from './run-worker';
 import type { JobHandlers } from './job-dispatcher';
 import type { QueueName } from '../../domain/queues/queue-contracts';

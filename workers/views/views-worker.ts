@@ -1,5 +1,5 @@
 import { startQueueWorker, type RunningWorker } from '../shared/worker-process';
-import type { AppConfig } from '../../domain/config/load-config';
+import type { AppConfig } from '../../infra/config/load-config';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { rebuildViewsHandler } from './rebuild-views.handler';
 import { reindexSearchHandler } from './reindex-search.handler';

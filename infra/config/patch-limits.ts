@@ -1,5 +1,5 @@
-import type { AppConfig } from '../config/load-config';
-import type { PatchLimits } from './json-patch';
+import type { AppConfig } from './load-config';
+import type { PatchLimits } from '../../domain/writes/json-patch';
 
 /** The JSON Patch limits of a configuration, for the API (before queuing) and the worker (while applying). */
 export function patchLimitsOf(config: AppConfig): PatchLimits {
