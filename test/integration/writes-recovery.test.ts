@@ -61,7 +61,7 @@ async function postAndKillMidCommand(t: ExecutionContext, pauseAt: 'before-commi
   const worker = spawnWorker(pauseAt);
   t.teardown(() => void worker.child.kill('SIGKILL'));
   try {
-    await waitFor(async () => worker.output().includes('command worker ready'), 15_000);
+    await waitFor(async () => worker.output().includes('commands worker ready'), 15_000);
     const response = stack.request('POST', '/Schemes', { body: { SchemeName: name } });
     await waitFor(async () => worker.output().includes('"msg":"test pause"'), 15_000);
     worker.child.kill('SIGKILL');

@@ -8,7 +8,7 @@ import type { AppConfig } from '../../infra/config/load-config';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { createKnex } from '../../db/knex';
 import { createLogger, type Logger } from '../../infra/logger';
-import { createQueueWorker } from '../shared/run-worker';
+import { createQueueWorker } from '../shared/worker-process';
 import { patchLimitsOf } from '../../infra/config/patch-limits';
 import { createCommandRunner, type TestPause } from './command-runner';
 import { OutboxPublisher } from './outbox-publisher';

@@ -1,7 +1,5 @@
-import { ConfigError, loadConfig } from '../../infra/config/load-config';
-import { createLogger } from '../../infra/logger';
-import { isClusterPrimary, processCount, runClusterPrimary } from '../../infra/cluster-primary';
-import { closeOnSignals } from '../shared/run-worker';
+import { ConfigError } from '../../infra/config/load-config';
+import { runWorkerProcess } from '../shared/worker-process';
 import { startCommandWorker, type CommandWorkerOptions } from './command-worker';
 import type { TestPause } from './command-runner';
 
@@ -36,34 +34,21 @@ function testPauseOf(env: NodeJS.ProcessEnv): TestPause | undefined {
   return { at, ms };
 }
 
-async function runWorker(): Promise<void> {
-  const config = loadConfig();
-  const logger = createLogger('commands', config.logLevel);
-  const options: CommandWorkerOptions = {
-    logger,
-    stalledRecovery: {
-      lockDuration: positiveInt(process.env, 'COMMAND_LOCK_DURATION_MS') ?? config.stalledRecovery.lockDuration,
-      stalledInterval:
-        positiveInt(process.env, 'COMMAND_STALLED_INTERVAL_MS') ?? config.stalledRecovery.stalledInterval,
-    },
-    testPause: testPauseOf(process.env),
-  };
-  if (options.testPause) logger.warn(options.testPause, 'COMMAND_TEST_PAUSE is set: every command is held (test only)');
-  const worker = await startCommandWorker(config, options);
-  logger.info({ concurrency: config.workerConcurrency }, 'command worker ready');
-  closeOnSignals(logger, () => worker.close());
-}
-
-async function main(): Promise<void> {
-  const processes = processCount('COMMAND_WORKER_PROCESSES');
-  if (processes > 1 && isClusterPrimary()) {
-    runClusterPrimary(processes, createLogger('commands-primary', process.env.LOG_LEVEL || 'info'));
-  } else {
-    await runWorker();
-  }
-}
-
-main().catch((err: unknown) => {
-  console.error(`[commands] failed to start: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
-});
+runWorkerProcess(
+  'commands',
+  async (config, logger) => {
+    const options: CommandWorkerOptions = {
+      logger,
+      stalledRecovery: {
+        lockDuration: positiveInt(process.env, 'COMMAND_LOCK_DURATION_MS') ?? config.stalledRecovery.lockDuration,
+        stalledInterval:
+          positiveInt(process.env, 'COMMAND_STALLED_INTERVAL_MS') ?? config.stalledRecovery.stalledInterval,
+      },
+      testPause: testPauseOf(process.env),
+    };
+    if (options.testPause)
+      logger.warn(options.testPause, 'COMMAND_TEST_PAUSE is set: every command is held (test only)');
+    return startCommandWorker(config, options);
+  },
+  { processesVariable: 'COMMAND_WORKER_PROCESSES' },
+);

@@ -8,7 +8,7 @@ import { bullConnection } from '../../infra/redis';
 import type { AppConfig } from '../../infra/config/load-config';
 import { pruneRetentionSchedule } from '../../domain/queues/job-registry';
 import { QUEUE } from '../../domain/queues/queue-contracts';
-import { createQueueWorker } from '../shared/run-worker';
+import { createQueueWorker } from '../shared/worker-process';
 
 /**
  * Retention of the outbox and the command log (DESIGN §13). One BullMQ job scheduler (the same id
