@@ -1,11 +1,7 @@
 import type { Server } from 'node:http';
-import { createApp } from './app';
 import { assertAuthConfigured, loadConfig } from '../domain/config/load-config';
-import { createKnex } from '../db/knex';
 import { createLogger } from '../db/infra/logger';
-import { createRedis } from '../db/infra/redis';
-import { commandBusOptionsOf, createCommandBus } from './commands/command-bus';
-import { createQueueRegistry } from './jobs/queue-registry';
+import { createApiRuntime } from './api-runtime';
 import { isClusterPrimary, processCount, runClusterPrimary } from '../db/infra/cluster-primary';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -27,15 +23,9 @@ async function main(): Promise<void> {
       `authentication: bearer tokens (${mode})`,
     );
   }
-  const knex = createKnex(config.databaseUrl, config.dbPoolMax, logger);
-  const redis = createRedis(config.redisUrl, 'producer');
-  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
-
-  const queues = createQueueRegistry(redis, config.queuePrefix, logger);
-
   // Writes go through the command queue: serve only once its producer and events reader are up.
-  const commandBus = await createCommandBus(commandBusOptionsOf(config, redis, logger));
-  const app = createApp({ config, knex, redis, logger, queues, commandBus });
+  const runtime = await createApiRuntime(config, logger);
+  const { app } = runtime;
   // With mock authentication anyone who can reach the port is an Admin: loopback only then.
   const server: Server = app.listen(config.port, config.listenHost, () => {
     const address = server.address();
@@ -55,9 +45,7 @@ async function main(): Promise<void> {
     }, SHUTDOWN_GRACE_MS);
     force.unref();
     server.close(async () => {
-      await queues.close();
-      await commandBus.close();
-      await Promise.allSettled([knex.destroy(), redis.quit()]);
+      await runtime.close();
       logger.info('stopped');
       process.exit(0);
     });

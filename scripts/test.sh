@@ -7,11 +7,14 @@ source scripts/lib/deps.sh
 source scripts/lib/stores.sh
 
 ensure_built
-echo "[test] lint and dependency cycles…" >&2
-npx eslint . --max-warnings=0
+echo "[test] lint, layer rules, dependency cycles, unused code…" >&2
+npx eslint . --max-warnings=0 # includes the layer rules (eslint.config.mjs)
 npx prettier --check . >/dev/null || { npx prettier --check . ; exit 1; }
 npx madge --circular --extensions ts --ts-config tsconfig.json api workers domain db >/dev/null \
   || { npx madge --circular --extensions ts --ts-config tsconfig.json api workers domain db; exit 1; }
+npx madge --json --extensions ts --ts-config tsconfig.json api workers domain db 2>/dev/null \
+  | node dist/scripts/check-folder-cycles.js
+npx knip # unused files, exports and dependencies (knip.json)
 
 # Tests never use DATABASE_URL / REDIS_URL (npm start's stores); TEST_DATABASE_URL / TEST_REDIS_URL
 # point them at servers of your own, otherwise throwaway ones are started and removed.

@@ -4,7 +4,8 @@ import { ConfigError, assertAuthConfigured, type AuthConfig } from '../../domain
 import { claimAt, mergeRoles, rolesInClaim } from '../../domain/auth/roles';
 import { mockAuth } from './mock-auth';
 import type { RoleGrants } from './role-grants';
-import { authFailureOf, isAuthError, sendUnauthorized } from './unauthorized';
+import { unauthorized } from '../../domain/errors/domain-error';
+import { isAuthError, unauthorizedOf } from './unauthorized';
 
 /**
  * Verifier options, from AppConfig only. express-oauth2-jwt-bearer falls back to ISSUER_BASE_URL,
@@ -48,8 +49,9 @@ export function verifierOptions(config: AuthConfig): AuthOptions {
 }
 
 /**
- * Establishes `req.caller` (subject + roles) or answers 401. Mock mode (spec §5.6) reads no token.
- * Roles are the token's AUTH_ROLES_CLAIM merged with the grants the service keeps.
+ * Establishes `req.caller` (subject + roles) or fails with Unauthorized (401), which the error
+ * handler answers. Mock mode (spec §5.6) reads no token. Roles are the token's AUTH_ROLES_CLAIM
+ * merged with the grants the service keeps.
  */
 export function authenticate(config: AuthConfig, grants: RoleGrants): RequestHandler {
   assertAuthConfigured(config);
@@ -57,10 +59,9 @@ export function authenticate(config: AuthConfig, grants: RoleGrants): RequestHan
   const verify = auth(verifierOptions(config));
   return (req, res, next) => {
     if ((req.query as Record<string, unknown>).access_token !== undefined) {
-      sendUnauthorized(res, {
-        error: 'invalid_request',
-        description: 'Send the access token in the Authorization header, not in the query string.',
-      });
+      next(
+        unauthorized('Send the access token in the Authorization header, not in the query string.', 'invalid_request'),
+      );
       return;
     }
     void verify(req, res, (err?: unknown) => {
@@ -70,13 +71,13 @@ export function authenticate(config: AuthConfig, grants: RoleGrants): RequestHan
           return;
         }
         req.log?.info({ reason: (err as Error).message }, 'authentication failed');
-        sendUnauthorized(res, authFailureOf(err));
+        next(unauthorizedOf(err));
         return;
       }
       const payload = req.auth?.payload ?? {};
       const subject = payload.sub;
       if (typeof subject !== 'string' || subject === '') {
-        sendUnauthorized(res, { error: 'invalid_token', description: 'The token names no subject (sub).' });
+        next(unauthorized('The token names no subject (sub).', 'invalid_token'));
         return;
       }
       const claimed = rolesInClaim(claimAt(payload, config.rolesClaim));

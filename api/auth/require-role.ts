@@ -1,7 +1,6 @@
 import type { RequestHandler } from 'express';
 import { POLICY, policyAllows, type Policy } from '../../domain/auth/roles';
-import { problem, sendProblem } from '../http/problem';
-import { sendUnauthorized } from './unauthorized';
+import { forbidden, unauthorized } from '../../domain/errors/domain-error';
 
 /**
  * Role policies of spec §5. An authenticated caller lacking the role gets 403, never 401 — which is
@@ -9,16 +8,10 @@ import { sendUnauthorized } from './unauthorized';
  */
 export function requireRole(policy: Policy): RequestHandler {
   const needed = policy.join(' or ');
-  return (req, res, next) => {
-    if (!req.caller) {
-      sendUnauthorized(res, { description: 'A bearer token is required.' });
-      return;
-    }
-    if (policyAllows(policy, req.caller.roles)) {
-      next();
-      return;
-    }
-    sendProblem(res, problem(403, 'Forbidden', `This action needs the role ${needed}.`));
+  return (req, _res, next) => {
+    if (!req.caller) next(unauthorized('A bearer token is required.'));
+    else if (policyAllows(policy, req.caller.roles)) next();
+    else next(forbidden(`This action needs the role ${needed}.`));
   };
 }
 

@@ -1,20 +1,12 @@
-import type { Response } from 'express';
 import { InvalidRequestError, InvalidTokenError, UnauthorizedError } from 'express-oauth2-jwt-bearer';
-import { problem, sendProblem } from '../http/problem';
+import { unauthorized, type DomainError, type TokenError } from '../../domain/errors/domain-error';
 
 /**
  * 401 answers (RFC 6750 §3): a problem body plus a `WWW-Authenticate: Bearer` challenge. A request
  * without credentials gets the bare challenge; a bad one names the error code. Descriptions are
  * our own fixed sentences: the verifier's messages can carry internal URLs, so they go only to
- * the log.
+ * the log. The error handler writes the answer; this module only knows what it says.
  */
-
-export type BearerError = 'invalid_request' | 'invalid_token';
-
-export interface AuthFailure {
-  error?: BearerError;
-  description: string;
-}
 
 const REALM = 'emapi';
 
@@ -32,25 +24,25 @@ const TOKEN_FAULTS: readonly [RegExp, string][] = [
   [/signature/i, 'The token signature is invalid.'],
 ];
 
-export function authFailureOf(err: unknown): AuthFailure {
+/** The verifier's refusal as the Unauthorized failure a client is shown. */
+export function unauthorizedOf(err: UnauthorizedError): DomainError {
   if (err instanceof InvalidTokenError) {
     const fault = TOKEN_FAULTS.find(([pattern]) => pattern.test(err.message));
-    return { error: 'invalid_token', description: fault?.[1] ?? 'The token is invalid.' };
+    return unauthorized(fault?.[1] ?? 'The token is invalid.', 'invalid_token');
   }
   if (err instanceof InvalidRequestError) {
-    return { error: 'invalid_request', description: "The Authorization header must read 'Bearer <token>'." };
+    return unauthorized("The Authorization header must read 'Bearer <token>'.", 'invalid_request');
   }
-  return { description: 'A bearer token is required.' };
+  return unauthorized('A bearer token is required.');
 }
 
 export function isAuthError(err: unknown): err is UnauthorizedError {
   return err instanceof UnauthorizedError;
 }
 
-export function sendUnauthorized(res: Response, failure: AuthFailure): void {
-  const challenge = failure.error
-    ? `Bearer realm="${REALM}", error="${failure.error}", error_description="${failure.description}"`
+/** The `WWW-Authenticate` value of a 401: bare without credentials, naming the error otherwise. */
+export function bearerChallenge(tokenError: TokenError | undefined, description = ''): string {
+  return tokenError
+    ? `Bearer realm="${REALM}", error="${tokenError}", error_description="${description}"`
     : `Bearer realm="${REALM}"`;
-  res.setHeader('WWW-Authenticate', challenge);
-  sendProblem(res, problem(401, 'Unauthorized', failure.description));
 }

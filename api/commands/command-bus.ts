@@ -5,14 +5,15 @@ import type { AppConfig } from '../../domain/config/load-config';
 import type { Command, CommandResult } from '../../domain/commands/command';
 import { conflict, tooManyRequests } from '../../domain/errors/domain-error';
 import { admitCommand, settleCommand } from '../../db/infra/pending-commands';
+import { commandJob } from '../../domain/queues/job-registry';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { IDEMPOTENCY_KEY_REUSED } from '../../domain/writes/command-ids';
 import { signCommand } from '../../domain/commands/command-signature';
 
 /**
  * The API's side of the `commands` queue (DESIGN §1, §11): one Queue and one QueueEvents per
- * process, both ready before the API serves. A command is enqueued with its id as job id and
- * awaited until COMMAND_TIMEOUT_MS.
+ * process, both ready before the API serves. A command is enqueued as its registry job (job id =
+ * command id, retries and retention: domain/queues/job-registry.ts) and awaited until COMMAND_TIMEOUT_MS.
  *
  * The wait registers for the job's `completed`/`failed` events before the job is added, so no event
  * can slip past it, and falls back to reading the job's state (the events stream is trimmed under
@@ -71,14 +72,6 @@ export interface CommandBusOptions {
   maxPendingPerSubject: number;
 }
 
-const JOB_OPTIONS = {
-  // Infrastructure errors only (domain failures are results): a store blip is ridden out here.
-  attempts: 3,
-  backoff: { type: 'exponential', delay: 500 },
-  // Kept a while after finishing for waiting callers and /Commands; never removed at once.
-  removeOnComplete: { age: 3600, count: 10_000 },
-  removeOnFail: { age: 7 * 24 * 3600, count: 10_000 },
-};
 /** How often a waiting request re-reads its job when no event has come. */
 const POLL_INTERVAL_MS = 1000;
 
@@ -221,8 +214,8 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
     if (options.redis.status !== 'ready') {
       throw new QueueUnavailableError(`redis connection is ${options.redis.status}`, false);
     }
-    const signed = signCommand(command, options.signingKey);
-    const added = queue.add(command.name, signed, { ...JOB_OPTIONS, jobId: command.commandId }).then(
+    const job = commandJob(signCommand(command, options.signingKey));
+    const added = queue.add(job.name, job.data, job.opts).then(
       () => true,
       (err: unknown) => {
         throw new QueueUnavailableError(err, true);

@@ -10,6 +10,10 @@ export interface CommandStateBody {
   Problem?: ProblemBody;
 }
 
+/** What a command whose job failed answers (503): nothing applied, send it again. */
+export const COMMAND_NOT_APPLIED =
+  'The command could not be applied because a data store or worker failed while it ran; nothing was changed. Send the request again.';
+
 export function commandLocation(commandId: string): string {
   return `/Commands/${commandId}`;
 }
@@ -23,7 +27,8 @@ export function commandStateOf(commandId: string, dispatched: Dispatched): Comma
     case 'pending':
       return { Id: commandId, State: 'Pending' };
     case 'failed':
-      return { Id: commandId, State: 'Failed', Problem: problemFor('Internal', []) };
+      // Not the client's doing: a store or worker failed. Nothing was applied; a repeat runs it.
+      return { Id: commandId, State: 'Failed', Problem: problemFor('Unavailable', [COMMAND_NOT_APPLIED]) };
     case 'finished': {
       const result = dispatched.result;
       if (!result.ok)

@@ -1,9 +1,8 @@
 import { Router } from 'express';
 import type { Knex } from 'knex';
 import { findCommand } from '../../db/commands/command-log';
-import { notFound } from '../../domain/errors/domain-error';
+import { notFound, unavailable } from '../../domain/errors/domain-error';
 import { callerOf } from '../auth/caller';
-import { problem, sendProblem } from '../http/problem';
 import type { CommandBus, JobStatus } from './command-bus';
 import { commandStateOf } from './command-state';
 
@@ -29,8 +28,7 @@ export function commandRoutes(deps: { knex: Knex; commandBus: CommandBus }): Rou
         status = await deps.commandBus.jobStatus(id);
       } catch (err) {
         req.log.warn({ commandId: id, err: (err as Error).message }, 'command queue unreachable');
-        sendProblem(res, problem(503, 'Service Unavailable', 'The command queue is unavailable; retry later.'));
-        return;
+        throw unavailable('The command queue is unavailable; retry later.');
       }
     }
     if (!status || status.subject !== callerOf(req).subject) throw missing();

@@ -1,13 +1,13 @@
-import { entityByRoute, readableByRoute, type EntityDefinition } from '../../domain/entities';
+import { readableByRoute, type EntityDefinition } from '../../domain/entities';
 import { notFound } from '../../domain/errors/domain-error';
 import { parseKey } from '../../domain/ids/id-codec';
 
 /**
- * The entity of a route segment, or a 404 problem naming the unknown route. Reads also reach the
- * read models (`/Activities`); writes reach entities only.
+ * The entity or read model (`/Activities`) a read names, or a 404 naming the unknown route. Writes
+ * do not come here: they reach entities only (entity-write.routes.ts answers 405 on read models).
  */
-export function entityOfRoute(route: string, access: 'read' | 'write' = 'write'): EntityDefinition {
-  const entity = access === 'read' ? readableByRoute(route) : entityByRoute(route);
+export function readableEntityOf(route: string): EntityDefinition {
+  const entity = readableByRoute(route);
   if (!entity) throw notFound(`No entity route '/${route}'.`);
   return entity;
 }

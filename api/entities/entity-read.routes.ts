@@ -6,8 +6,7 @@ import { parseReadOptions } from '../../domain/queries/read-options';
 import { DEFAULT_READ_LIMITS, type ReadLimits } from '../../domain/queries/read-limits';
 import { countEntities, listEntities, readEntity } from '../../db/query/entity-reader';
 import { withReadTimeout } from '../../db/query/read-timeout';
-import { searchExtra } from '../../db/search/search-query';
-import { entityOfRoute, keyOf } from './entity-key';
+import { keyOf, readableEntityOf } from './entity-key';
 import { etagOf } from './etag';
 
 export interface ReadRouteDeps {
@@ -54,30 +53,24 @@ export function entityReadRoutes(deps: ReadRouteDeps): Router {
   const optionsOf = (req: Request) => parseReadOptions(req.query as Record<string, unknown>, limits);
 
   router.get('/:route', async (req: Request, res: Response) => {
-    const entity = entityOfRoute(req.params.route as string, 'read');
+    const entity = readableEntityOf(req.params.route as string);
     const options = optionsOf(req);
-    const extra = searchExtra(entity, options);
     // The page and its count on two pooled connections at once, as the floor does: one connection
     // would run them one after the other (c=1 filtered + $count: 0.60 of the floor instead of ~0.95).
     const [page, total] = await Promise.all([
-      withReadTimeout(deps.knex, timeoutMs, (db) =>
-        listEntities(db, entity, { ...options, count: false }, extra, budget),
-      ),
-      options.count
-        ? withReadTimeout(deps.knex, timeoutMs, (db) => countEntities(db, entity, options, extra))
-        : undefined,
+      withReadTimeout(deps.knex, timeoutMs, (db) => listEntities(db, entity, options, budget)),
+      options.count ? withReadTimeout(deps.knex, timeoutMs, (db) => countEntities(db, entity, options)) : undefined,
     ]);
     if (total !== undefined) res.setHeader('X-Total-Count', String(total));
     res.type('application/json').send(page.json);
   });
 
   router.get('/:route/:key', async (req: Request, res: Response) => {
-    const entity = entityOfRoute(req.params.route as string, 'read');
+    const entity = readableEntityOf(req.params.route as string);
     const key = req.params.key as string;
     if (key === '$count') {
       const options = optionsOf(req);
-      const extra = searchExtra(entity, options);
-      const n = await withReadTimeout(deps.knex, timeoutMs, (db) => countEntities(db, entity, options, extra));
+      const n = await withReadTimeout(deps.knex, timeoutMs, (db) => countEntities(db, entity, options));
       res.type('text/plain').send(String(n));
       return;
     }

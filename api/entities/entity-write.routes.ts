@@ -3,15 +3,21 @@ import type { Knex } from 'knex';
 import { readEntity } from '../../db/query/entity-reader';
 import type { Command, CommandName, CommandResult } from '../../domain/commands/command';
 import { READ_MODELS, entityByRoute, type EntityDefinition } from '../../domain/entities';
-import { DomainError, badRequest, unavailable } from '../../domain/errors/domain-error';
+import {
+  DEFAULT_RETRY_AFTER_SECONDS,
+  DomainError,
+  badRequest,
+  methodNotAllowed,
+  unavailable,
+  unsupportedMediaType,
+} from '../../domain/errors/domain-error';
 import { parseWriteBody } from '../../domain/validation/write-body';
 import { idempotentCommandId, newCommandId, requestHash } from '../../domain/writes/command-ids';
 import { etagOf } from '../../domain/writes/entity-version';
 import { parsePatch, type PatchLimits } from '../../domain/writes/json-patch';
 import { callerOf } from '../auth/caller';
 import { QueueUnavailableError, type CommandBus } from '../commands/command-bus';
-import { commandLocation, commandStateOf, entityLocation } from '../commands/command-state';
-import { problem, sendProblem } from '../http/problem';
+import { COMMAND_NOT_APPLIED, commandLocation, commandStateOf, entityLocation } from '../commands/command-state';
 import { keyOf } from './entity-key';
 
 /**
@@ -43,8 +49,7 @@ function wantsRepresentation(req: Request): boolean {
 function bodyOfType(req: Request, mediaType: string, verbs: string): unknown {
   const matched = req.is(mediaType);
   if (matched === null) return undefined;
-  // A client error with its own status: the error handler answers it as a 415 problem.
-  if (matched === false) throw Object.assign(new Error(`${verbs} take ${mediaType}.`), { status: 415, expose: true });
+  if (matched === false) throw unsupportedMediaType(`${verbs} take ${mediaType}.`);
   return req.body as unknown;
 }
 
@@ -52,12 +57,9 @@ function bodyOfType(req: Request, mediaType: string, verbs: string): unknown {
  * The entity a write names. Read models (`/Activities`) are written only by workers: 405. Other
  * unknown routes fall through (undefined) to whatever else is mounted, and in the end to a 404.
  */
-function writableEntity(req: Request, res: Response): EntityDefinition | undefined {
+function writableEntity(req: Request): EntityDefinition | undefined {
   const route = req.params.route as string;
-  if (READ_MODELS.some((model) => model.route === route)) {
-    res.setHeader('Allow', 'GET');
-    throw Object.assign(new Error(`/${route} is read-only.`), { status: 405, expose: true });
-  }
+  if (READ_MODELS.some((model) => model.route === route)) throw methodNotAllowed(`/${route} is read-only.`, ['GET']);
   return entityByRoute(route);
 }
 
@@ -68,13 +70,20 @@ function idempotencyKeyOf(req: Request): string | undefined {
   return key;
 }
 
-function commandOf(req: Request, entity: EntityDefinition, name: CommandName, fields: Partial<Command>): Command {
+/** A command from the request; the caller is looked up once, by the route, and passed in. */
+function commandOf(
+  req: Request,
+  subject: string,
+  entity: EntityDefinition,
+  name: CommandName,
+  fields: Partial<Command>,
+): Command {
   const ifMatch = name === 'create' ? undefined : req.get('if-match');
   return {
     commandId: newCommandId(),
     name,
     entity: entity.name,
-    subject: callerOf(req).subject,
+    subject,
     issuedAt: new Date().toISOString(),
     ...(ifMatch === undefined ? {} : { ifMatch }),
     ...fields,
@@ -85,8 +94,8 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
   const router = Router();
 
   /**
-   * Sends the command and answers: `onSuccess` for a success, the spec §7 problem for a failure,
-   * 202 + `/Commands/<id>` when it is still running at the deadline, 503 when nothing was enqueued.
+   * Sends the command and answers: `onSuccess` for a success, 202 + `/Commands/<id>` when it is
+   * still running at the deadline; throws the command's failure, or Unavailable when the queue failed.
    */
   async function execute(
     req: Request,
@@ -103,22 +112,14 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
         { commandId: command.commandId, maybeQueued: err.maybeQueued, err: (err.cause as Error)?.message },
         'command not enqueued',
       );
-      res.setHeader('Retry-After', '5');
-      if (!err.maybeQueued) {
-        sendProblem(res, problem(503, 'Service Unavailable', 'The command queue is unavailable; nothing was changed.'));
-        return;
-      }
+      if (!err.maybeQueued) throw unavailable('The command queue is unavailable; nothing was changed.');
       // The job may have reached Redis before the connection failed: say so, and where to look.
-      res.location(commandLocation(command.commandId));
-      sendProblem(
-        res,
-        problem(
-          503,
-          'Service Unavailable',
-          `The command queue became unreachable while the command was being queued; it may still be applied. Its outcome will be at ${commandLocation(command.commandId)} once the queue is back.`,
-        ),
+      const outcomeAt = commandLocation(command.commandId);
+      throw unavailable(
+        `The command queue became unreachable while the command was being queued; it may still be applied. Its outcome will be at ${outcomeAt} once the queue is back.`,
+        DEFAULT_RETRY_AFTER_SECONDS,
+        outcomeAt,
       );
-      return;
     }
     switch (dispatched.state) {
       case 'pending':
@@ -131,7 +132,9 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
         // Never the client's doing (domain failures are results): a store or a worker failed.
         req.log.warn({ commandId: command.commandId, reason: dispatched.reason }, 'command failed');
         throw unavailable(
-          `The command could not be applied because a data store or worker failed while it ran; nothing was changed. Send the request again${command.requestHash ? ' (with the same Idempotency-Key)' : ''}.`,
+          command.requestHash
+            ? `${COMMAND_NOT_APPLIED.slice(0, -1)} (with the same Idempotency-Key).`
+            : COMMAND_NOT_APPLIED,
         );
       case 'finished':
         if (!dispatched.result.ok) throw DomainError.from(dispatched.result.failure);
@@ -160,7 +163,7 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
   }
 
   router.post('/:route', async (req, res, next: NextFunction) => {
-    const entity = writableEntity(req, res);
+    const entity = writableEntity(req);
     if (!entity) return next();
     const raw = bodyOfType(req, 'application/json', 'POST and PUT');
     const body = parseWriteBody(entity, raw);
@@ -168,6 +171,7 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
     const subject = callerOf(req).subject;
     const command = commandOf(
       req,
+      subject,
       entity,
       'create',
       key === undefined
@@ -178,30 +182,30 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
   });
 
   router.put('/:route/:key', async (req, res, next: NextFunction) => {
-    const entity = writableEntity(req, res);
+    const entity = writableEntity(req);
     if (!entity) return next();
     const id = keyOf(entity, req.params.key as string);
     const raw = bodyOfType(req, 'application/json', 'POST and PUT');
     const body = parseWriteBody(entity, raw, id);
-    const command = commandOf(req, entity, 'replace', { key: id, body });
+    const command = commandOf(req, callerOf(req).subject, entity, 'replace', { key: id, body });
     await execute(req, res, command, (result) => answerSuccess(req, res, entity, result));
   });
 
   router.patch('/:route/:key', async (req, res, next: NextFunction) => {
-    const entity = writableEntity(req, res);
+    const entity = writableEntity(req);
     if (!entity) return next();
     const id = keyOf(entity, req.params.key as string);
     const raw = bodyOfType(req, 'application/json-patch+json', 'PATCH requests');
     const patch = parsePatch(entity, raw, deps.patchLimits);
-    const command = commandOf(req, entity, 'patch', { key: id, patch });
+    const command = commandOf(req, callerOf(req).subject, entity, 'patch', { key: id, patch });
     await execute(req, res, command, (result) => answerSuccess(req, res, entity, result));
   });
 
   router.delete('/:route/:key', async (req, res, next: NextFunction) => {
-    const entity = writableEntity(req, res);
+    const entity = writableEntity(req);
     if (!entity) return next();
     const id = keyOf(entity, req.params.key as string);
-    const command = commandOf(req, entity, 'delete', { key: id });
+    const command = commandOf(req, callerOf(req).subject, entity, 'delete', { key: id });
     await execute(req, res, command, async () => {
       res.status(204).end();
     });

@@ -1,16 +1,13 @@
 import { pipeline } from 'node:stream/promises';
 import { Router, type Request, type Response } from 'express';
 import type { Knex } from 'knex';
-import { badRequest, tooManyRequests } from '../../domain/errors/domain-error';
+import { badRequest, notAcceptable, tooManyRequests, unavailable } from '../../domain/errors/domain-error';
 import { parseReadOptions, type ReadOptions } from '../../domain/queries/read-options';
 import type { ReadLimits } from '../../domain/queries/read-limits';
 import type { EntityDefinition } from '../../domain/entities';
 import { exportHeader, openExportStream, type ExportFormat } from '../../db/query/entity-export';
-import type { ExtraCondition } from '../../db/query/entity-reader';
-import { searchExtra } from '../../db/search/search-query';
 import { requireDefaultPolicy } from '../auth/require-role';
-import { entityOfRoute } from '../entities/entity-key';
-import { problem, sendProblem } from '../http/problem';
+import { readableEntityOf } from '../entities/entity-key';
 import { callerOf } from '../auth/caller';
 import type { ExportSlots } from '../limits/export-slots';
 import { dropWhenStalled } from '../limits/stall-guard';
@@ -63,20 +60,12 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
   let running = 0;
 
   router.get('/Export/:route', requireDefaultPolicy, async (req: Request, res: Response) => {
-    const entity = entityOfRoute(req.params.route as string);
+    const entity = readableEntityOf(req.params.route as string);
     const options = exportOptions(req.query as Record<string, unknown>, deps.readLimits);
-    const search = searchExtra(entity, options);
     const mediaType = req.accepts([...OFFERED]);
-    if (!mediaType) {
-      sendProblem(res, problem(406, 'Not Acceptable', `Exports are offered as ${OFFERED.join(' or ')}.`));
-      return;
-    }
+    if (!mediaType) throw notAcceptable(`Exports are offered as ${OFFERED.join(' or ')}.`);
     const format = formatOfMediaType(mediaType as (typeof OFFERED)[number]);
-    if (running >= deps.maxConcurrent) {
-      res.setHeader('Retry-After', '5');
-      sendProblem(res, problem(503, 'Service Unavailable', 'Too many exports are running; try again shortly.'));
-      return;
-    }
+    if (running >= deps.maxConcurrent) throw unavailable('Too many exports are running; try again shortly.');
     const slot = await deps.slots.acquire(callerOf(req).subject);
     if (!slot) {
       throw tooManyRequests(
@@ -86,7 +75,7 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
     }
     running++;
     try {
-      await streamExport(req, res, entity, options, search, format);
+      await streamExport(req, res, entity, options, format);
     } finally {
       running--;
       slot.release();
@@ -98,10 +87,9 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
     res: Response,
     entity: EntityDefinition,
     options: ReadOptions,
-    search: ExtraCondition | undefined,
     format: ExportFormat,
   ): Promise<void> {
-    const rows = await openExportStream(deps.knex, entity, options, format, search);
+    const rows = await openExportStream(deps.knex, entity, options, format);
     res.status(200);
     res.setHeader('Content-Type', MEDIA_TYPE[format]);
     res.setHeader('Content-Disposition', `attachment; filename="${entity.route}.${format}"`);

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { Knex } from 'knex';
 import type { Redis } from 'ioredis';
-import { problem, sendProblem } from '../http/problem';
+import { unavailable } from '../../domain/errors/domain-error';
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -50,8 +50,7 @@ export function healthRoutes(knex: Knex, redis: Redis): Router {
     const down = Object.entries(checks)
       .filter(([, v]) => v === 'down')
       .map(([k]) => k);
-    res.setHeader('Retry-After', '5');
-    sendProblem(res, problem(503, 'Service Unavailable', `Not ready: ${down.join(' and ')} not answering.`));
+    throw unavailable(`Not ready: ${down.join(' and ')} not answering.`);
   });
   return router;
 }

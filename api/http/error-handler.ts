@@ -1,7 +1,16 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { DomainError } from '../../domain/errors/domain-error';
-import { problem, problemFor, sendProblem } from './problem';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import {
+  DomainError,
+  badRequest,
+  notFound,
+  tooLarge,
+  unavailable,
+  unsupportedMediaType,
+  type FailureKind,
+} from '../../domain/errors/domain-error';
 import { isStoreUnavailable, OUTAGE_RETRY_AFTER_SECONDS } from '../../db/infra/store-outage';
+import { bearerChallenge } from '../auth/unauthorized';
+import { STATUS_OF, problemFor } from './problem';
 
 /** Errors raised by body parsing and other middleware carry an HTTP status of their own. */
 interface HttpError extends Error {
@@ -12,8 +21,10 @@ interface HttpError extends Error {
 }
 
 /**
- * The one place an error becomes a response: domain failures by spec §7, client mistakes caught by
- * middleware as 4xx problems, and everything else as a bare 500 whose details go only to the log.
+ * The one place an error becomes a response (issue 11: routes only throw). Every error is first
+ * made a DomainError — domain failures as they are, client mistakes caught by middleware as their
+ * 4xx kind, store outages as 503, anything else as Internal (whose details go only to the log) —
+ * then written as the spec §7 problem body with the headers its kind carries.
  */
 export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next) => {
   if (res.headersSent) {
@@ -21,31 +32,34 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
     res.destroy();
     return;
   }
-  if (err instanceof DomainError) {
-    if (err.kind === 'Internal') req.log?.error({ err }, 'internal failure');
-    if (err.retryAfter !== undefined) res.setHeader('Retry-After', String(err.retryAfter));
-    sendProblem(res, problemFor(err.kind, err.errors));
-    return;
-  }
+  const failure = domainErrorOf(err, req.log);
+  if (failure.kind === 'Internal')
+    req.log?.error({ err }, err instanceof DomainError ? 'internal failure' : 'unhandled error');
+  sendFailure(res, failure);
+};
+
+/** Unknown routes answer with a problem body like everything else. */
+export const notFoundHandler: RequestHandler = (req, _res, next) => {
+  next(notFound(`No resource at ${req.method} ${req.path}.`));
+};
+
+type Log = { warn(obj: object, msg: string): void } | undefined;
+
+function domainErrorOf(err: unknown, log: Log): DomainError {
+  if (err instanceof DomainError) return err;
   const httpErr = err as HttpError;
   const status = httpErr.status ?? httpErr.statusCode;
-  if (typeof status === 'number' && status >= 400 && status < 500) {
-    sendProblem(res, clientProblem(httpErr, status));
-    return;
-  }
+  if (typeof status === 'number' && status >= 400 && status < 500) return clientError(httpErr, status);
   if (isStoreUnavailable(err)) {
     // A store outage, an exhausted pool or a statement timeout: the client may simply try again.
-    req.log?.warn(
+    log?.warn(
       { err: { message: (err as Error).message, code: (err as { code?: unknown }).code } },
       'store unavailable',
     );
-    res.setHeader('Retry-After', String(OUTAGE_RETRY_AFTER_SECONDS));
-    sendProblem(res, problemFor('Unavailable', [storeDetail(err)]));
-    return;
+    return unavailable(storeDetail(err), OUTAGE_RETRY_AFTER_SECONDS);
   }
-  req.log?.error({ err }, 'unhandled error');
-  sendProblem(res, problemFor('Internal', []));
-};
+  return new DomainError('Internal', []);
+}
 
 /** What a 503 says: never the driver's message (it may name hosts or SQL), only what to do. */
 function storeDetail(err: unknown): string {
@@ -55,39 +69,33 @@ function storeDetail(err: unknown): string {
   return 'A data store is not answering right now; try again shortly.';
 }
 
-function clientProblem(err: HttpError, status: number) {
+/** The kind of each 4xx status (400 is BadRequest, not Validation: middleware checks no entity rules). */
+const KIND_OF_STATUS = new Map<number, FailureKind>();
+for (const [kind, { status }] of Object.entries(STATUS_OF) as [FailureKind, { status: number }][]) {
+  if (status < 500 && !KIND_OF_STATUS.has(status)) KIND_OF_STATUS.set(status, kind);
+}
+
+/** A 4xx from middleware (body-parser, the router) as the failure it is. */
+function clientError(err: HttpError, status: number): DomainError {
   switch (err.type) {
     case 'entity.parse.failed':
-      return problem(400, 'Bad Request', 'The request body is not valid JSON.');
+      return badRequest('The request body is not valid JSON.');
     case 'entity.too.large':
-      return problem(413, 'Payload Too Large', 'The request body exceeds the 1 MiB limit.');
+      return tooLarge('The request body exceeds the 1 MiB limit.');
     case 'encoding.unsupported':
     case 'charset.unsupported':
-      return problem(415, 'Unsupported Media Type', err.message);
+      return unsupportedMediaType(err.message);
     default:
-      return problem(status, titleOf(status), err.expose ? err.message : undefined);
+      return new DomainError(KIND_OF_STATUS.get(status) ?? 'BadRequest', err.expose ? [err.message] : []);
   }
 }
 
-const TITLES: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  405: 'Method Not Allowed',
-  406: 'Not Acceptable',
-  409: 'Conflict',
-  412: 'Precondition Failed',
-  413: 'Payload Too Large',
-  415: 'Unsupported Media Type',
-  429: 'Too Many Requests',
-};
-
-export function titleOf(status: number): string {
-  return TITLES[status] ?? 'Bad Request';
+/** The problem body and the headers a kind carries (Retry-After, Allow, WWW-Authenticate, Location). */
+function sendFailure(res: Response, err: DomainError): void {
+  if (err.retryAfter !== undefined) res.setHeader('Retry-After', String(err.retryAfter));
+  if (err.allow !== undefined) res.setHeader('Allow', err.allow.join(', '));
+  if (err.kind === 'Unauthorized') res.setHeader('WWW-Authenticate', bearerChallenge(err.tokenError, err.errors[0]));
+  if (err.outcomeAt !== undefined) res.location(err.outcomeAt);
+  const body = problemFor(err.kind, err.errors);
+  res.status(body.status).type('application/problem+json').send(JSON.stringify(body));
 }
-
-/** Unknown routes answer with a problem body like everything else. */
-export const notFoundHandler: RequestHandler = (req, res) => {
-  sendProblem(res, problem(404, 'Not Found', `No resource at ${req.method} ${req.path}.`));
-};

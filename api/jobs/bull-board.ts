@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
+import { methodNotAllowed } from '../../domain/errors/domain-error';
 import type { QueueRegistry } from './queue-registry';
 
 export const BULL_BOARD_PATH = '/admin/queues';
@@ -24,10 +25,10 @@ export function bullBoardRouter(queues: QueueRegistry, options: { readOnly: bool
     router.use((req, _res, next) => {
       if (req.method === 'GET' || req.method === 'HEAD') return next();
       next(
-        Object.assign(new Error(`Bull Board is read-only (BULL_BOARD_READ_ONLY=true): ${req.method} is refused.`), {
-          status: 405,
-          expose: true,
-        }),
+        methodNotAllowed(`Bull Board is read-only (BULL_BOARD_READ_ONLY=true): ${req.method} is refused.`, [
+          'GET',
+          'HEAD',
+        ]),
       );
     });
   }

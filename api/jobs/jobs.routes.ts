@@ -1,9 +1,9 @@
-import { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import type { Job, Queue } from 'bullmq';
-import { QUEUE, REBUILD_VIEWS_JOB, ALL_QUEUES } from '../../domain/queues/queue-contracts';
-import { DomainError, badRequest, conflict, notFound } from '../../domain/errors/domain-error';
+import { QUEUE, ALL_QUEUES } from '../../domain/queues/queue-contracts';
+import { rebuildViewsJob } from '../../domain/queues/job-registry';
+import { DomainError, badRequest, conflict, notFound, unavailable } from '../../domain/errors/domain-error';
 import { callerOf } from '../auth/caller';
-import { problem, sendProblem } from '../http/problem';
 import { jobEntry } from './job-entry';
 import { JOB_STATES, countJobs, isJobState, listJobs } from './job-listing';
 import type { QueueRegistry } from './queue-registry';
@@ -16,14 +16,6 @@ export interface JobsRouteDeps {
 export const DEFAULT_JOBS_TOP = 50;
 /** Deepest position a listing reaches (`$skip + $top`): every state list is read that far. */
 export const MAX_JOBS_WINDOW = 10_000;
-
-/** A rebuild can hit a transient database failure: retry it a few times before it shows as failed. */
-const REBUILD_OPTIONS = {
-  attempts: 3,
-  backoff: { type: 'exponential', delay: 5_000 },
-  removeOnComplete: { age: 7 * 24 * 3600, count: 1_000 },
-  removeOnFail: { age: 30 * 24 * 3600, count: 1_000 },
-} as const;
 
 const LISTING_PARAMS = new Set(['queue', 'state', '$top', '$skip', '$count']);
 
@@ -47,6 +39,23 @@ function count(raw: unknown, option: string, fallback: number, max?: number): nu
 export function jobsRoutes(deps: JobsRouteDeps): Router {
   const router = Router();
 
+  /**
+   * A route's work, with a failure while Redis is down shown as what it is: the queues are
+   * unavailable, which is not a server bug (DESIGN §6's 503). Client mistakes stay 4xx.
+   */
+  type Handler = (req: Request, res: Response) => Promise<void>;
+  const withQueues =
+    (handler: Handler): Handler =>
+    async (req, res) => {
+      try {
+        await handler(req, res);
+      } catch (err) {
+        if (err instanceof DomainError || deps.queues.reachable()) throw err;
+        req.log?.warn({ err: (err as Error).message }, 'job queues unreachable');
+        throw unavailable('The job queues cannot be reached; try again shortly.');
+      }
+    };
+
   function queueOf(name: string): Queue {
     const queue = deps.queues.get(name);
     if (!queue) throw notFound(`Queue '${name}' does not exist (queues: ${ALL_QUEUES.join(', ')}).`);
@@ -59,87 +68,85 @@ export function jobsRoutes(deps: JobsRouteDeps): Router {
     return job;
   }
 
-  router.get('/', async (req: Request, res: Response) => {
-    const query = req.query as Record<string, unknown>;
-    const unknown = Object.keys(query).find((name) => !LISTING_PARAMS.has(name));
-    if (unknown) throw badRequest(`unknown query parameter '${unknown}' (use queue, state, $top, $skip, $count)`);
-    const { queue, state } = query;
-    if (queue !== undefined && (typeof queue !== 'string' || !deps.queues.get(queue))) {
-      throw badRequest(`queue: must be one of ${ALL_QUEUES.join(', ')}`);
-    }
-    if (state !== undefined && (typeof state !== 'string' || !isJobState(state))) {
-      throw badRequest(`state: must be one of ${JOB_STATES.join(', ')}`);
-    }
-    if (query.$count !== undefined && query.$count !== 'true' && query.$count !== 'false') {
-      throw badRequest(`$count: expected true or false, found '${String(query.$count)}'`);
-    }
-    const top = count(query.$top, '$top', DEFAULT_JOBS_TOP, deps.maxTop);
-    const skip = count(query.$skip, '$skip', 0);
-    if (skip + top > MAX_JOBS_WINDOW) throw badRequest(`$skip + $top must not exceed ${MAX_JOBS_WINDOW}`);
-    const listing = {
-      queues: queue ? [queueOf(queue as string)] : deps.queues.all(),
-      states: state ? [state as (typeof JOB_STATES)[number]] : JOB_STATES,
-      top,
-      skip,
-    };
-    const [entries, total] = await Promise.all([
-      listJobs(listing),
-      query.$count === 'true' ? countJobs(listing) : Promise.resolve(undefined),
-    ]);
-    if (total !== undefined) res.setHeader('X-Total-Count', String(total));
-    res.json(entries);
-  });
+  router.get(
+    '/',
+    withQueues(async (req: Request, res: Response) => {
+      const query = req.query as Record<string, unknown>;
+      const unknown = Object.keys(query).find((name) => !LISTING_PARAMS.has(name));
+      if (unknown) throw badRequest(`unknown query parameter '${unknown}' (use queue, state, $top, $skip, $count)`);
+      const { queue, state } = query;
+      if (queue !== undefined && (typeof queue !== 'string' || !deps.queues.get(queue))) {
+        throw badRequest(`queue: must be one of ${ALL_QUEUES.join(', ')}`);
+      }
+      if (state !== undefined && (typeof state !== 'string' || !isJobState(state))) {
+        throw badRequest(`state: must be one of ${JOB_STATES.join(', ')}`);
+      }
+      if (query.$count !== undefined && query.$count !== 'true' && query.$count !== 'false') {
+        throw badRequest(`$count: expected true or false, found '${String(query.$count)}'`);
+      }
+      const top = count(query.$top, '$top', DEFAULT_JOBS_TOP, deps.maxTop);
+      const skip = count(query.$skip, '$skip', 0);
+      if (skip + top > MAX_JOBS_WINDOW) throw badRequest(`$skip + $top must not exceed ${MAX_JOBS_WINDOW}`);
+      const listing = {
+        queues: queue ? [queueOf(queue as string)] : deps.queues.all(),
+        states: state ? [state as (typeof JOB_STATES)[number]] : JOB_STATES,
+        top,
+        skip,
+      };
+      const [entries, total] = await Promise.all([
+        listJobs(listing),
+        query.$count === 'true' ? countJobs(listing) : Promise.resolve(undefined),
+      ]);
+      if (total !== undefined) res.setHeader('X-Total-Count', String(total));
+      res.json(entries);
+    }),
+  );
 
-  router.post('/RebuildViews', async (req: Request, res: Response) => {
-    const job = await queueOf(QUEUE.views).add(
-      REBUILD_VIEWS_JOB,
-      { requestedBy: callerOf(req).subject },
-      REBUILD_OPTIONS,
-    );
-    res
-      .status(202)
-      .location(location(job))
-      .json(jobEntry(job, await job.getState()));
-  });
+  router.post(
+    '/RebuildViews',
+    withQueues(async (req: Request, res: Response) => {
+      const rebuild = rebuildViewsJob(callerOf(req).subject);
+      const job = await queueOf(QUEUE.views).add(rebuild.name, rebuild.data, rebuild.opts);
+      res
+        .status(202)
+        .location(location(job))
+        .json(jobEntry(job, await job.getState()));
+    }),
+  );
 
-  router.get('/:queue/:id', async (req: Request, res: Response) => {
-    const job = await jobOf(req.params.queue as string, req.params.id as string);
-    res.json(jobEntry(job, await job.getState()));
-  });
+  router.get(
+    '/:queue/:id',
+    withQueues(async (req: Request, res: Response) => {
+      const job = await jobOf(req.params.queue as string, req.params.id as string);
+      res.json(jobEntry(job, await job.getState()));
+    }),
+  );
 
-  router.post('/:queue/:id/retry', async (req: Request, res: Response) => {
-    const job = await jobOf(req.params.queue as string, req.params.id as string);
-    const state = await job.getState();
-    if (state !== 'failed')
-      throw conflict([`Job '${job.id}' of queue '${job.queueName}' is ${state}: only failed jobs can be retried`]);
-    try {
-      await job.retry('failed');
-    } catch (err) {
-      // Another caller retried it first, or it was removed, between the check and the retry.
-      throw conflict([`Job '${job.id}' of queue '${job.queueName}' could not be retried: ${(err as Error).message}`]);
-    }
-    const retried = await jobOf(job.queueName, String(job.id));
-    res
-      .status(202)
-      .location(location(retried))
-      .json(jobEntry(retried, await retried.getState()));
-  });
+  router.post(
+    '/:queue/:id/retry',
+    withQueues(async (req: Request, res: Response) => {
+      const job = await jobOf(req.params.queue as string, req.params.id as string);
+      const state = await job.getState();
+      if (state !== 'failed')
+        throw conflict([`Job '${job.id}' of queue '${job.queueName}' is ${state}: only failed jobs can be retried`]);
+      try {
+        await job.retry('failed');
+      } catch (err) {
+        // Another caller retried it first, or it was removed, between the check and the retry.
+        throw conflict([`Job '${job.id}' of queue '${job.queueName}' could not be retried: ${(err as Error).message}`]);
+      }
+      const retried = await jobOf(job.queueName, String(job.id));
+      res
+        .status(202)
+        .location(location(retried))
+        .json(jobEntry(retried, await retried.getState()));
+    }),
+  );
 
   // Nothing else lives under /Jobs: answer here rather than fall through to the entity routes.
-  router.use((req: Request, res: Response) => {
-    sendProblem(res, problem(404, 'Not Found', `No resource at ${req.method} ${req.baseUrl}${req.path}.`));
+  router.use((req: Request) => {
+    throw notFound(`No resource at ${req.method} ${req.baseUrl}${req.path}.`);
   });
-
-  // Redis down: the queues are unavailable, which is not a server bug (DESIGN §6's 503).
-  const unavailable: ErrorRequestHandler = (err, req, res, next) => {
-    if (err instanceof DomainError || deps.queues.reachable()) {
-      next(err);
-      return;
-    }
-    req.log?.warn({ err: (err as Error).message }, 'job queues unreachable');
-    sendProblem(res, problem(503, 'Service Unavailable', 'The job queues cannot be reached; try again shortly.'));
-  };
-  router.use(unavailable);
 
   return router;
 }

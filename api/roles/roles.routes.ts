@@ -2,7 +2,13 @@ import { Router, type Request, type Response } from 'express';
 import type { Knex } from 'knex';
 import { ROLE_ASSIGNMENT_TYPE, validateRoleAssignment } from '../../domain/auth/role-assignment';
 import { AVAILABLE_ROLES, isRoleName } from '../../domain/auth/roles';
-import { badRequest, conflict, notFound, validationFailed } from '../../domain/errors/domain-error';
+import {
+  badRequest,
+  conflict,
+  notFound,
+  unsupportedMediaType,
+  validationFailed,
+} from '../../domain/errors/domain-error';
 import { decodeId } from '../../domain/ids/id-codec';
 import {
   addRoleAssignment,
@@ -13,7 +19,6 @@ import {
 import { callerOf } from '../auth/caller';
 import { requireAdmin, requireDefaultPolicy } from '../auth/require-role';
 import type { RoleGrants } from '../auth/role-grants';
-import { problem, sendProblem } from '../http/problem';
 
 export interface RolesRouteDeps {
   knex: Knex;
@@ -54,10 +59,7 @@ export function rolesRoutes(deps: RolesRouteDeps): Router {
   });
 
   router.post(ASSIGNMENTS, async (req: Request, res: Response) => {
-    if (!req.is('application/json')) {
-      sendProblem(res, problem(415, 'Unsupported Media Type', 'Send the assignment as application/json.'));
-      return;
-    }
+    if (!req.is('application/json')) throw unsupportedMediaType('Send the assignment as application/json.');
     const checked = validateRoleAssignment(req.body);
     if (!checked.ok) throw validationFailed(checked.errors);
     const { Subject, Role } = checked.value;

@@ -8,6 +8,7 @@ import { documentSql, orderSql } from './representation.sql';
 import { SqlContext } from './sql-context';
 import { badRequest } from '../../domain/errors/domain-error';
 import type { ReadDb } from './read-timeout';
+import { searchExtra, type ExtraCondition } from './search-condition';
 
 /**
  * Read-side queries: they skip the domain model and go straight to SQL (one statement per page,
@@ -17,7 +18,6 @@ import type { ReadDb } from './read-timeout';
 export interface Page {
   /** A JSON array, as text. */
   json: string;
-  total?: number;
 }
 
 export interface KeyedRow {
@@ -26,14 +26,6 @@ export interface KeyedRow {
   version: number;
   /** MD5 of `json`, for reads with expansions (their ETag covers every row shown). */
   digest?: string;
-}
-
-/** Extra WHERE conditions contributed by other read features (e.g. `$search`). */
-export interface ExtraCondition {
-  sql: string;
-  params: unknown[];
-  /** An ORDER BY prefix used when the client gave no `$orderby` (e.g. relevance). */
-  defaultOrder?: { sql: string; params: unknown[] };
 }
 
 function entitySource(entity: EntityDefinition): RowSource {
@@ -46,7 +38,9 @@ interface CompiledWhere {
   where: string[];
 }
 
-function compileWhere(entity: EntityDefinition, options: ReadOptions, extra?: ExtraCondition): CompiledWhere {
+/** The filter and the search of a read, compiled together (the search travels in the options). */
+function compileWhere(entity: EntityDefinition, options: ReadOptions): CompiledWhere & { extra?: ExtraCondition } {
+  const extra = searchExtra(entity, options);
   const ctx = new SqlContext();
   const scope = new EntityScope(entitySource(entity), 'r', ctx, '$filter');
   const where: string[] = [];
@@ -55,7 +49,7 @@ function compileWhere(entity: EntityDefinition, options: ReadOptions, extra?: Ex
     where.push(extra.sql);
     ctx.params.push(...extra.params);
   }
-  return { ctx, scope, where };
+  return { ctx, scope, where, extra };
 }
 
 function whereSql(where: string[]): string {
@@ -66,12 +60,8 @@ function whereSql(where: string[]): string {
  * `from … where … order by …` of the root rows a read selects (table alias `r`), before any page
  * cut. List pages and exports share it, so both select and order the same rows.
  */
-export function rootRowsSql(
-  entity: EntityDefinition,
-  options: ReadOptions,
-  extra?: ExtraCondition,
-): { sql: string; ctx: SqlContext } {
-  const { ctx, scope, where } = compileWhere(entity, options, extra);
+export function rootRowsSql(entity: EntityDefinition, options: ReadOptions): { sql: string; ctx: SqlContext } {
+  const { ctx, scope, where, extra } = compileWhere(entity, options);
   const orderParts: string[] = [];
   if (!options.orderby.length && extra?.defaultOrder) {
     orderParts.push(extra.defaultOrder.sql);
@@ -112,10 +102,9 @@ function tooLargeUnlessSent(row: { json: string | null; bytes: number } | undefi
 export function listSql(
   entity: EntityDefinition,
   options: ReadOptions,
-  extra?: ExtraCondition,
   budget: ReadBudget = {},
 ): { sql: string; params: unknown[] } {
-  const { sql: rows, ctx } = rootRowsSql(entity, options, extra);
+  const { sql: rows, ctx } = rootRowsSql(entity, options);
   const limit = ctx.param(options.top);
   const offset = ctx.param(options.skip);
   const page = `select r.id ${rows} limit ${limit} offset ${offset}`;
@@ -127,41 +116,29 @@ export function listSql(
   return { sql: capped(inner, budget), params: [...docCtx.params, ...ctx.params] };
 }
 
+/** One page of a list read, as JSON text (its `$count` is `countEntities`, run beside it). */
 export async function listEntities(
   knex: ReadDb,
   entity: EntityDefinition,
   options: ReadOptions,
-  extra?: ExtraCondition,
   budget: ReadBudget = {},
 ): Promise<Page> {
-  const { sql, params } = listSql(entity, options, extra, budget);
-  const [rows, total] = await Promise.all([
-    knex.raw<{ rows: { json: string | null; bytes: number }[] }>(sql, params as Knex.RawBinding[]),
-    options.count ? countEntities(knex, entity, options, extra) : Promise.resolve(undefined),
-  ]);
+  const { sql, params } = listSql(entity, options, budget);
+  const rows = await knex.raw<{ rows: { json: string | null; bytes: number }[] }>(sql, params as Knex.RawBinding[]);
   const row = rows.rows[0];
   tooLargeUnlessSent(row, budget);
-  return { json: row?.json ?? '[]', total };
+  return { json: row?.json ?? '[]' };
 }
 
-export async function countEntities(
-  knex: ReadDb,
-  entity: EntityDefinition,
-  options: ReadOptions,
-  extra?: ExtraCondition,
-): Promise<number> {
-  const { sql, params } = countSql(entity, options, extra);
+export async function countEntities(knex: ReadDb, entity: EntityDefinition, options: ReadOptions): Promise<number> {
+  const { sql, params } = countSql(entity, options);
   const result = await knex.raw<{ rows: { n: number }[] }>(sql, params as Knex.RawBinding[]);
   return result.rows[0]?.n ?? 0;
 }
 
 /** The count of rows a read selects (same filter and search, no ordering or page). */
-export function countSql(
-  entity: EntityDefinition,
-  options: ReadOptions,
-  extra?: ExtraCondition,
-): { sql: string; params: unknown[] } {
-  const { ctx, scope, where } = compileWhere(entity, options, extra);
+export function countSql(entity: EntityDefinition, options: ReadOptions): { sql: string; params: unknown[] } {
+  const { ctx, scope, where } = compileWhere(entity, options);
   return {
     sql: `select count(*)::int as n from ${entity.table} r ${scope.joinSql.join(' ')} ${whereSql(where)}`,
     params: ctx.params,

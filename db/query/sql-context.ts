@@ -33,8 +33,3 @@ export class SqlContext {
 export function queryError(option: string, message: string, position?: number): Error {
   return badRequest(`${option}: ${message}${position === undefined ? '' : ` at position ${position}`}`);
 }
-
-/** Quotes an identifier we generated or took from a definition (never client text). */
-export function ident(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { ENTITIES, entityByName, type EntityDefinition } from '../../domain/entities';
 import type { DomainEvent } from '../../domain/events/domain-event';
 import { pathTextSql, searchableEntities, type PathStep } from './search-paths';
+import { ALL_FIELDS, TEXT_SEARCH_CONFIG } from '../query/search-condition';
 
 /**
  * Keeps the search read model (`search_fields`) current. Documents are always rebuilt from the
@@ -10,10 +11,6 @@ import { pathTextSql, searchableEntities, type PathStep } from './search-paths';
  */
 
 const SEARCHABLE = searchableEntities(ENTITIES);
-export const TEXT_SEARCH_CONFIG = 'simple';
-
-/** The document of every searchable field together, for unrestricted searches (one GIN probe). */
-export const ALL_FIELDS = '*';
 
 /** Name-like first field ranks highest, own fields next, text reached through relations last. */
 function weightOf(index: number, path: string): 'A' | 'B' | 'C' {

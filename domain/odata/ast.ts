@@ -14,9 +14,6 @@ export type LiteralType = 'string' | 'number' | 'boolean' | 'null' | 'date' | 'd
 export type ComparisonOp = 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le';
 export type BinaryOp = ComparisonOp | 'and' | 'or';
 
-export type FunctionName =
-  'contains' | 'startswith' | 'endswith' | 'tolower' | 'toupper' | 'length' | 'trim' | 'year' | 'month' | 'day';
-
 export type Expr =
   | {
       kind: 'literal';
@@ -30,7 +27,7 @@ export type Expr =
   | { kind: 'binary'; op: BinaryOp; left: Expr; right: Expr; span: Span }
   | { kind: 'not'; operand: Expr; span: Span }
   | { kind: 'in'; left: Expr; list: Expr[]; span: Span }
-  /** `name` is one of FunctionName; typed as string so the compiler can switch without casts. */
+  /** `name` is a key of FUNCTION_ARITY; typed as string so the compiler can switch without casts. */
   | { kind: 'call'; name: string; args: Expr[]; span: Span }
   /** `Companies/any()` has variable null and body null. */
   | {
@@ -43,12 +40,6 @@ export type Expr =
     };
 
 export type LiteralExpr = Extract<Expr, { kind: 'literal' }>;
-export type PathExpr = Extract<Expr, { kind: 'path' }>;
-export type BinaryExpr = Extract<Expr, { kind: 'binary' }>;
-export type NotExpr = Extract<Expr, { kind: 'not' }>;
-export type InExpr = Extract<Expr, { kind: 'in' }>;
-export type CallExpr = Extract<Expr, { kind: 'call' }>;
-export type LambdaExpr = Extract<Expr, { kind: 'lambda' }>;
 
 export interface OrderByItem {
   path: string[];

@@ -12,8 +12,8 @@ const COMPARISON_OPS: ReadonlySet<string> = new Set<ComparisonOp>(['eq', 'ne', '
 /** Words that cannot start an operand, so `Name eq and` fails here instead of naming a field "and". */
 const RESERVED: ReadonlySet<string> = new Set([...COMPARISON_OPS, 'and', 'or', 'not', 'in']);
 
-/** The `$filter` functions (DESIGN §5) and how many arguments each takes: parser and compiler share it. */
-export const FUNCTION_ARITY: ReadonlyMap<string, number> = new Map([
+/** The `$filter` functions (DESIGN §5) and how many arguments each takes; the compiler relies on this check. */
+const FUNCTION_ARITY: ReadonlyMap<string, number> = new Map([
   ['contains', 2],
   ['startswith', 2],
   ['endswith', 2],

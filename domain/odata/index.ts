@@ -5,7 +5,7 @@
  */
 export * from './ast';
 export { ODataSyntaxError } from './odata-syntax-error';
-export { FUNCTION_ARITY, parseFilter } from './filter-parser';
+export { parseFilter } from './filter-parser';
 export { parseOrderBy } from './orderby-parser';
 export { parseExpand } from './expand-parser';
 export { parseSearch } from './search-parser';

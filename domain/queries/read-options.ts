@@ -155,7 +155,8 @@ export function parseReadOptions(
             limits,
           )
         : [],
-    top: top !== undefined ? checkTop(nonNegativeInt('$top', top), limits) : DEFAULT_TOP,
+    // The default page never exceeds MAX_TOP either.
+    top: top !== undefined ? checkTop(nonNegativeInt('$top', top), limits) : Math.min(DEFAULT_TOP, limits.maxTop),
     skip: skip !== undefined ? checkSkip('$skip', nonNegativeInt('$skip', skip), limits) : 0,
     count: count === 'true',
     search: search !== undefined && search.trim() !== '' ? parsing(() => parseSearch(search, nodes)) : undefined,

@@ -1,6 +1,7 @@
 /**
- * Names of the queues the API and the workers meet on. Payload types live beside the commands and
- * events they carry (domain/commands, domain/events).
+ * Names of the queues the API and the workers meet on, and of the jobs that are neither a command
+ * nor an event. What goes on each queue, with which options, is job-registry.ts; payload types live
+ * beside the commands and events they carry (domain/commands, domain/events).
  */
 export const QUEUE = {
   commands: 'commands',

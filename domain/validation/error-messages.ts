@@ -1,23 +1,13 @@
 import type { ErrorObject } from 'ajv';
 import type { ScalarField } from '../entities';
 import { NODE_KEYWORD } from './ajv-instance';
+import { memberPath } from '../json/member-path';
 import type { SchemaNode } from './write-schemas';
 
 /**
  * ajv errors as the strings of spec §7 rule 2: `<Entity.Path>: <message>`, with paths like
  * `Scheme.Companies[0].PercentageShare` and messages worded from the entity definitions.
  */
-
-/** `/Companies/0/Percentage~1Share` → `.Companies[0].Percentage/Share`. */
-export function memberPath(pointer: string): string {
-  if (pointer === '') return '';
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .map((seg) => (/^(0|[1-9][0-9]*)$/.test(seg) ? `[${seg}]` : `.${seg}`))
-    .join('');
-}
 
 function rangeMessage(field: ScalarField, minimum: number | undefined, maximum: number | undefined): string {
   if (minimum !== undefined && maximum !== undefined) return `must be between ${minimum} and ${maximum}`;

@@ -3,7 +3,7 @@ import { validationFailed } from '../errors/domain-error';
 import { parseKey } from '../ids/id-codec';
 import { ownedCollectionsOf, type OwnedItemType } from '../writes/ownership';
 import { validationMessages } from './error-messages';
-import { assertStorableJson } from './storable-json';
+import { assertStorableJson } from '../json/storable-json';
 import { writeValidatorOf } from './write-schemas';
 
 /**

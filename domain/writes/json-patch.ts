@@ -2,8 +2,8 @@ import { JsonPatchError, applyOperation, deepClone, type Operation } from 'fast-
 import type { PatchOperation } from '../commands/command';
 import { READ_ONLY_MEMBERS, type EntityDefinition } from '../entities';
 import { badRequest, conflict, validationFailed, type DomainError } from '../errors/domain-error';
-import { memberPath } from '../validation/error-messages';
-import { assertStorableJson } from '../validation/storable-json';
+import { memberPath } from '../json/member-path';
+import { assertStorableJson } from '../json/storable-json';
 import { ownedCollectionsOf } from './ownership';
 
 /**

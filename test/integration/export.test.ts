@@ -254,6 +254,55 @@ test('every one of 5,000 rows arrives once, in key order (no page cut)', async (
   );
 });
 
+// Serial: the concurrent tests already hold up to the six exports this stack runs at once.
+test.serial(
+  'a read model is exported like any readable route: /Export/Activities as /Activities reads it',
+  async (t) => {
+    await stack.knex('activities').insert(
+      ['export-a', 'export-b'].map((entityId, i) => ({
+        event_id: `00000000-0000-4000-8000-00000000000${i}`,
+        event_type: 'SchemeCreated',
+        entity_type: 'Scheme',
+        entity_id: entityId,
+        subject: 'alice',
+        occurred_at: `2026-11-2${i}T10:00:00.000Z`,
+        changed_fields: JSON.stringify(['SchemeName', 'TotalUnits']),
+      })),
+    );
+    const filter = `$filter=startswith(EntityId,'export-')`;
+    const read = (await stack.get(`/Activities?${filter}`)).body as Record<string, unknown>[];
+    t.is(read.length, 2);
+
+    const csv = await download(`/Export/Activities?${filter}`);
+    t.is(csv.status, 200, csv.text);
+    t.is(csv.headers.get('content-disposition'), 'attachment; filename="Activities.csv"');
+    const records = csvRecords(csv.text);
+    t.deepEqual(Object.keys(records[0]!), [
+      'Id',
+      'EventType',
+      'EntityType',
+      'EntityId',
+      'Subject',
+      'OccurredAt',
+      'ChangedFields',
+    ]);
+    t.deepEqual(
+      records.map((r) => [r.Id, r.EntityId, r.OccurredAt]),
+      read.map((r) => [r.Id, r.EntityId, r.OccurredAt]),
+    );
+
+    const ndjson = await download(`/Export/Activities?${filter}`, 'application/x-ndjson');
+    t.is(ndjson.status, 200, ndjson.text);
+    t.deepEqual(
+      ndjson.text
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as unknown),
+      read,
+    );
+  },
+);
+
 test('bad requests are problems before any row is streamed', async (t) => {
   const cases: [string, number][] = [
     ['/Export/NoSuchEntities', 404],

@@ -39,6 +39,7 @@ test('Bull Board is read-only by default: job actions are refused and change not
   t.is(add.status, 405, add.text);
   t.is(add.headers.get('content-type'), 'application/problem+json; charset=utf-8');
   t.regex((add.body as { detail: string }).detail, /BULL_BOARD_READ_ONLY/);
+  t.is(add.headers.get('allow'), 'GET, HEAD'); // a 405 names what the resource does answer (RFC 9110 §15.5.6)
   const pause = await stack.request('PUT', '/admin/queues/api/queues/commands/pause');
   t.is(pause.status, 405);
 

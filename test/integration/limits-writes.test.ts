@@ -3,6 +3,7 @@ import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { bullConnection } from '../../db/infra/redis';
 import { signCommand } from '../../domain/commands/command-signature';
+import { idempotentCommandId } from '../../domain/writes/command-ids';
 import type { Command } from '../../domain/commands/command';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { startCommandWorker } from '../../workers/commands/command-worker';
@@ -188,6 +189,9 @@ test.serial(
     t.true(jobs.length > 0);
     for (const job of jobs) t.notRegex(job.FailedReason, /insert|select|companies|\$1/i, job.FailedReason);
     t.is(await count('companies', { name: 'After the outage' }), 0);
+    // /Commands says the same: failed, not applied, a 503 problem (never a 500).
+    const state = await stack.get(`/Commands/${idempotentCommandId('mock-user', 'outage-1')}`);
+    t.like(state.body as object, { State: 'Failed', Problem: { status: 503, title: 'Service Unavailable' } });
 
     await workerDb.open();
     const again = await send();

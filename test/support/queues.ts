@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { AppConfig } from '../../domain/config/load-config';
 import { encodeId } from '../../domain/ids/id-codec';
 import { eventName, type DomainEvent, type EventVerb } from '../../domain/events/domain-event';
-import { QUEUE, type QueueName } from '../../domain/queues/queue-contracts';
+import { JOBS, eventJob } from '../../domain/queues/job-registry';
+import type { QueueName } from '../../domain/queues/queue-contracts';
 import { bullConnection } from '../../db/infra/redis';
 
 /** Real BullMQ queues of a test stack, for publishing jobs the way the relay and the API do. */
@@ -54,11 +55,10 @@ export class TestQueues {
     return job.waitUntilFinished(events, timeoutMs);
   }
 
-  /** Publishes an event to the views and notifications queues (as the outbox relay does) and waits. */
+  /** Publishes an event to every event queue (as the OutboxPublisher does) and waits. */
   async publish(event: DomainEvent): Promise<void> {
-    for (const name of [QUEUE.views, QUEUE.notifications] as const) {
-      await this.run(name, event.name, event, { jobId: `${event.eventId}` });
-    }
+    const job = eventJob(event);
+    for (const name of JOBS.event.queues) await this.run(name, job.name, job.data, job.opts);
   }
 
   async close(): Promise<void> {

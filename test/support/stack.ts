@@ -1,14 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { Knex } from 'knex';
-import { createApp } from '../../api/app';
-import { commandBusOptionsOf, createCommandBus } from '../../api/commands/command-bus';
+import { createApiRuntime } from '../../api/api-runtime';
 import { startCommandWorker } from '../../workers/commands/command-worker';
 import { loadConfig, type AppConfig } from '../../domain/config/load-config';
-import { createKnex } from '../../db/knex';
 import { createLogger } from '../../db/infra/logger';
-import { createRedis } from '../../db/infra/redis';
-import { createQueueRegistry } from '../../api/jobs/queue-registry';
 import { createTestDatabase, uniqueQueuePrefix, type TestDatabase } from './test-database';
 import { startViewsWorker } from '../../workers/views/views-worker';
 import { startNotificationsWorker } from '../../workers/notifications/notifications-worker';
@@ -93,13 +89,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ...options.env,
   });
   const logger = createLogger('api-test', config.logLevel);
-  const knex = createKnex(config.databaseUrl, config.dbPoolMax, logger);
-  const redis = createRedis(config.redisUrl, 'producer');
-  redis.on('error', () => undefined);
-  if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
-  const queues = createQueueRegistry(redis, config.queuePrefix, logger);
-  const commandBus = await createCommandBus(commandBusOptionsOf(config, redis, logger));
-  const app = createApp({ config, knex, redis, logger, queues, commandBus });
+  const runtime = await createApiRuntime(config, logger);
+  const { app, knex } = runtime;
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -136,9 +127,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await Promise.allSettled(workers.map((w) => w.close()));
       await new Promise((resolve) => server.close(resolve));
       server.closeAllConnections();
-      await commandBus.close();
-      await queues.close();
-      await Promise.allSettled([knex.destroy(), redis.quit()]);
+      await runtime.close();
       await db.drop();
     },
   };

@@ -38,7 +38,11 @@ async function get(reachable: boolean, path: string, cause: 'outage' | 'bug' = '
   await new Promise((resolve) => server.once('listening', resolve));
   try {
     const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`);
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    return {
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      body: (await res.json()) as Record<string, unknown>,
+    };
   } finally {
     server.close();
   }
@@ -48,7 +52,13 @@ test('queues unreachable: 503 problem for listings and single jobs', async (t) =
   for (const path of ['/Jobs', '/Jobs/views/1']) {
     const res = await get(false, path);
     t.is(res.status, 503, path);
-    t.like(res.body, { type: 'about:blank', title: 'Service Unavailable', status: 503 });
+    t.deepEqual(res.body, {
+      type: 'about:blank',
+      title: 'Service Unavailable',
+      status: 503,
+      detail: 'The job queues cannot be reached; try again shortly.',
+    });
+    t.is(res.retryAfter, '5', path);
   }
 });
 
@@ -57,6 +67,7 @@ test('a connection lost before the registry noticed is still an outage: 503 with
     const res = await get(true, path);
     t.is(res.status, 503, path);
     t.like(res.body, { title: 'Service Unavailable', status: 503 });
+    t.is(res.retryAfter, '5', path);
   }
 });
 

@@ -2,6 +2,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { ODataSyntaxError, parseExpand, parseFilter, parseOrderBy, parseSearch } from '../../domain/odata';
 import { parseReadOptions } from '../../domain/queries/read-options';
+import { DEFAULT_READ_LIMITS } from '../../domain/queries/read-limits';
 import { DomainError } from '../../domain/errors/domain-error';
 
 /** DESIGN §13 limits enforced while parsing, before any SQL exists. */
@@ -131,4 +132,10 @@ test('random option texts under a node limit end in an AST or an ODataSyntaxErro
   );
   t.log(`${cases} cases`);
   t.pass();
+});
+
+test('the default page of 60 is capped by MAX_TOP too', (t) => {
+  const limits = { ...DEFAULT_READ_LIMITS, maxTop: 10 };
+  t.is(parseReadOptions({}, limits).top, 10);
+  t.is(parseReadOptions({}, DEFAULT_READ_LIMITS).top, 60);
 });

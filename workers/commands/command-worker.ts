@@ -3,7 +3,7 @@ import { verifyCommand } from '../../domain/commands/command-signature';
 import { publicReasonOf } from '../../db/commands/db-errors';
 import { settleCommand } from '../../db/infra/pending-commands';
 import { createRedis } from '../../db/infra/redis';
-import { COMMAND_NAMES, type Command } from '../../domain/commands/command';
+import type { Command } from '../../domain/commands/command';
 import type { AppConfig } from '../../domain/config/load-config';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { createKnex } from '../../db/knex';
@@ -11,7 +11,8 @@ import { createLogger, type Logger } from '../../db/infra/logger';
 import { createQueueWorker } from '../shared/run-worker';
 import { patchLimitsOf } from '../../domain/writes/patch-limits';
 import { createCommandRunner, type TestPause } from './command-runner';
-import { startOutboxRelay } from './outbox-relay';
+import { OutboxPublisher } from './outbox-publisher';
+import { OutboxSweeper } from './outbox-sweeper';
 import { startRetentionWorker } from './retention-worker';
 
 export interface CommandWorkerOptions {
@@ -24,7 +25,8 @@ export interface CommandWorkerOptions {
 
 /**
  * A command worker: consumes the `commands` queue with WORKER_CONCURRENCY jobs at once, runs each
- * in its own transaction and relays the events they commit. Used by main.ts and by tests.
+ * in its own transaction and publishes the events they commit (OutboxPublisher, and the
+ * OutboxSweeper for what a crash left behind). Used by main.ts and by tests.
  */
 export async function startCommandWorker(
   config: AppConfig,
@@ -34,18 +36,23 @@ export async function startCommandWorker(
   const knex = createKnex(config.databaseUrl, config.dbPoolMax, logger);
   const redis = createRedis(config.redisUrl, 'worker');
   redis.on('error', (err) => logger.debug({ err: err.message }, 'redis connection error'));
-  const relay = startOutboxRelay({
+  const publisher = new OutboxPublisher({
     knex,
     redisUrl: config.redisUrl,
     prefix: config.queuePrefix,
     logger,
-    sweepIntervalMs: options.outboxSweepIntervalMs,
     publishWindowMs: config.eventPublishWindowMs,
+  });
+  const sweeper = new OutboxSweeper({
+    knex,
+    logger,
+    publish: (events) => publisher.publish(events),
+    intervalMs: options.outboxSweepIntervalMs,
   });
   const run = createCommandRunner({
     knex,
     logger,
-    onCommitted: (events) => relay.publishSoon(events),
+    onCommitted: (events) => publisher.publishSoon(events),
     testPause: options.testPause,
     patchLimits: patchLimitsOf(config),
   });
@@ -84,8 +91,7 @@ export async function startCommandWorker(
     prefix: config.queuePrefix,
     concurrency: config.workerConcurrency,
     logger,
-    handlers: Object.fromEntries(COMMAND_NAMES.map((name) => [name, handle])),
-    expectedJobNames: COMMAND_NAMES,
+    handlers: { command: handle },
     // A command whose worker died twice is failed (the API answers 503, a repeat runs it again)
     // rather than taking down every worker that picks it up.
     stalledRecovery: { maxStalledCount: 2, ...options.stalledRecovery },
@@ -96,7 +102,8 @@ export async function startCommandWorker(
     async close() {
       await retention.close();
       await worker.close();
-      await relay.close();
+      await sweeper.close();
+      await publisher.close();
       await Promise.allSettled([knex.destroy(), redis.quit()]);
     },
   };

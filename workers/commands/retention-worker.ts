@@ -6,7 +6,8 @@ import { pruneUntilDone } from '../../db/commands/retention';
 import type { Logger } from '../../db/infra/logger';
 import { bullConnection } from '../../db/infra/redis';
 import type { AppConfig } from '../../domain/config/load-config';
-import { PRUNE_RETENTION_JOB, QUEUE } from '../../domain/queues/queue-contracts';
+import { pruneRetentionSchedule } from '../../domain/queues/job-registry';
+import { QUEUE } from '../../domain/queues/queue-contracts';
 import { createQueueWorker } from '../shared/run-worker';
 
 /**
@@ -25,14 +26,8 @@ export async function startRetentionWorker(
     prefix: config.queuePrefix,
   });
   queue.on('error', (err) => logger.debug({ queue: QUEUE.maintenance, err: err.message }, 'queue connection error'));
-  await queue.upsertJobScheduler(
-    PRUNE_RETENTION_JOB,
-    { every: config.retention.intervalMs },
-    {
-      name: PRUNE_RETENTION_JOB,
-      opts: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } },
-    },
-  );
+  const schedule = pruneRetentionSchedule(config.retention.intervalMs);
+  await queue.upsertJobScheduler(schedule.schedulerId, schedule.repeat, schedule.template);
   const budgetMs = Math.max(1000, Math.floor(config.retention.intervalMs / 2));
   const worker = createQueueWorker({
     queue: QUEUE.maintenance,
@@ -41,7 +36,7 @@ export async function startRetentionWorker(
     concurrency: 1,
     logger,
     handlers: {
-      [PRUNE_RETENTION_JOB]: async () => {
+      pruneRetention: async () => {
         const outbox = await pruneUntilDone(knex, OUTBOX_RETENTION, config.retention.outboxMs, { budgetMs });
         const commandLog = await pruneUntilDone(knex, COMMAND_LOG_RETENTION, config.retention.commandLogMs, {
           budgetMs,
@@ -50,7 +45,6 @@ export async function startRetentionWorker(
         return { outbox, commandLog };
       },
     },
-    expectedJobNames: [PRUNE_RETENTION_JOB],
   });
   await worker.waitUntilReady();
   return {

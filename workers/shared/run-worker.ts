@@ -1,21 +1,17 @@
-import { Worker, type Job, type Processor } from 'bullmq';
+import { Worker } from 'bullmq';
 import type { Logger } from '../../db/infra/logger';
 import { bullConnection } from '../../db/infra/redis';
 import type { QueueName } from '../../domain/queues/queue-contracts';
+import { JobDispatcher, type JobHandlers } from './job-dispatcher';
 
-/** Handles one job name of a queue. */
-export type JobHandler = (job: Job) => Promise<unknown>;
-
-export interface RunWorkerOptions {
-  queue: QueueName;
+export interface RunWorkerOptions<Q extends QueueName> {
+  queue: Q;
   redisUrl: string;
   prefix: string;
   concurrency: number;
   logger: Logger;
-  /** Every job name the queue carries, with its handler. A job with no handler fails loudly. */
-  handlers: Record<string, JobHandler>;
-  /** Names the producers may send: start fails if any lacks a handler (no silent drops). */
-  expectedJobNames: readonly string[];
+  /** One handler per kind of job of the queue: the worker does not start without each. */
+  handlers: JobHandlers<Q>;
   /**
    * How soon a job whose worker died is run again: its lock lapses after `lockDuration` and another
    * worker's check (every `stalledInterval`) moves it back to waiting. BullMQ's defaults (30 s)
@@ -26,24 +22,17 @@ export interface RunWorkerOptions {
 
 const CLOSE_TIMEOUT_MS = 15_000;
 
-export function createQueueWorker(options: RunWorkerOptions): Worker {
-  const missing = options.expectedJobNames.filter((name) => !options.handlers[name]);
-  if (missing.length) {
-    throw new Error(`queue ${options.queue}: no handler for job name(s) ${missing.join(', ')}`);
-  }
-  const processor: Processor = async (job) => {
-    const handler = options.handlers[job.name];
-    if (!handler) throw new Error(`no handler for job ${job.name} on queue ${options.queue}`);
-    return handler(job);
-  };
-  const worker = new Worker(options.queue, processor, {
+/**
+ * A BullMQ worker of `queue` with one processor, the queue's JobDispatcher. How long finished jobs
+ * stay is each job's own option (domain/queues/job-registry.ts), so the worker sets none.
+ */
+export function createQueueWorker<Q extends QueueName>(options: RunWorkerOptions<Q>): Worker {
+  const dispatcher = new JobDispatcher(options.queue, options.handlers);
+  const worker = new Worker(options.queue, dispatcher.process, {
     connection: bullConnection(options.redisUrl, 'worker'),
     prefix: options.prefix,
     concurrency: options.concurrency,
     ...Object.fromEntries(Object.entries(options.stalledRecovery ?? {}).filter(([, v]) => v !== undefined)),
-    // Finished jobs stay a while for awaiting callers, /Jobs and Bull Board; never removed at once.
-    removeOnComplete: { age: 3600, count: 10_000 },
-    removeOnFail: { age: 7 * 24 * 3600, count: 10_000 },
   });
   worker.on('failed', (job, err) => {
     options.logger.warn({ queue: options.queue, jobId: job?.id, name: job?.name, err: err.message }, 'job failed');

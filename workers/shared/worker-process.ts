@@ -1,9 +1,11 @@
+import type { Worker } from 'bullmq';
 import type { Knex } from 'knex';
 import { createKnex } from '../../db/knex';
 import { createLogger, type Logger } from '../../db/infra/logger';
 import type { AppConfig } from '../../domain/config/load-config';
 import { loadConfig } from '../../domain/config/load-config';
-import { closeOnSignals, createQueueWorker, type JobHandler } from './run-worker';
+import { closeOnSignals, createQueueWorker } from './run-worker';
+import type { JobHandlers } from './job-dispatcher';
 import type { QueueName } from '../../domain/queues/queue-contracts';
 
 /** What a worker kind needs to run: config, its own database pool and logger. */
@@ -42,27 +44,29 @@ export function runWorkerProcess(name: string, start: (config: AppConfig) => Pro
 
 /**
  * Starts a worker of `queue` in this process with its own pool and logger. `handlersFor` gets the
- * context and must name a handler for every one of `expectedJobNames` (the names producers send),
- * or the worker refuses to start.
+ * context and names one handler per kind of job of the queue, or the worker refuses to start.
  */
-export async function startQueueWorker(
+export async function startQueueWorker<Q extends QueueName>(
   config: AppConfig,
-  queue: QueueName,
-  expectedJobNames: readonly string[],
-  handlersFor: (ctx: WorkerContext) => Record<string, JobHandler>,
+  queue: Q,
+  handlersFor: (ctx: WorkerContext) => JobHandlers<Q>,
 ): Promise<RunningWorker> {
   const ctx = workerContext(config, queue);
-  const handlers = handlersFor(ctx);
-  const worker = createQueueWorker({
-    queue,
-    redisUrl: config.redisUrl,
-    prefix: config.queuePrefix,
-    concurrency: config.workerConcurrency,
-    stalledRecovery: config.stalledRecovery,
-    logger: ctx.logger,
-    handlers,
-    expectedJobNames,
-  });
+  let worker: Worker;
+  try {
+    worker = createQueueWorker({
+      queue,
+      redisUrl: config.redisUrl,
+      prefix: config.queuePrefix,
+      concurrency: config.workerConcurrency,
+      stalledRecovery: config.stalledRecovery,
+      logger: ctx.logger,
+      handlers: handlersFor(ctx),
+    });
+  } catch (err) {
+    await ctx.knex.destroy(); // refused at start (a kind of job without a handler)
+    throw err;
+  }
   await worker.waitUntilReady();
   return {
     async close() {

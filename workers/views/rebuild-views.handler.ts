@@ -1,8 +1,10 @@
 import type { Job } from 'bullmq';
 import type { Knex } from 'knex';
 import { rebuildAllDocuments } from '../../db/search/search-indexer';
+import type { RebuildViewsData } from '../../domain/queues/job-registry';
 
-interface RebuildState {
+/** The request, and how far the rebuild got (saved in the job after each batch). */
+interface RebuildState extends RebuildViewsData {
   resume?: { entityIndex: number; lastKey: number };
 }
 

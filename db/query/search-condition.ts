@@ -1,8 +1,20 @@
 import type { EntityDefinition } from '../../domain/entities';
 import type { SearchNode } from '../../domain/odata';
 import { badRequest } from '../../domain/errors/domain-error';
-import type { ExtraCondition } from '../query/entity-reader';
-import { ALL_FIELDS, TEXT_SEARCH_CONFIG } from './search-indexer';
+
+/** The text-search configuration of every document and query (the search read model's too). */
+export const TEXT_SEARCH_CONFIG = 'simple';
+
+/** The document of every searchable field together, for unrestricted searches (one GIN probe). */
+export const ALL_FIELDS = '*';
+
+/** Extra WHERE conditions contributed by other read features (here `$search`). */
+export interface ExtraCondition {
+  sql: string;
+  params: unknown[];
+  /** An ORDER BY prefix used when the client gave no `$orderby` (e.g. relevance). */
+  defaultOrder?: { sql: string; params: unknown[] };
+}
 
 /**
  * `$search` (DESIGN §5) compiled against the search read model: each term is a key set served by

@@ -1,6 +1,6 @@
 import { validationFailed } from '../errors/domain-error';
 import { unstorableTextReason } from '../text/storable-text';
-import { memberPath } from './error-messages';
+import { memberPath } from './member-path';
 
 /** Deeper than any entity (object → collection → item → relation → Id is 5): refuse before walking on. */
 export const MAX_BODY_DEPTH = 16;

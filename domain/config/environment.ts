@@ -1,0 +1,162 @@
+import { EnvError, bool, cleanEnv, makeValidator, str, type ValidatorSpec } from 'envalid';
+
+/**
+ * Every environment variable a process of the service reads, declared once with envalid: its
+ * parser, default and description. `loadConfig` turns the cleaned values into an AppConfig, and
+ * `environmentTable` renders docs/configuration.md's table from the same declarations (a test
+ * keeps the two equal), so no setting is read without being documented.
+ */
+
+export class ConfigError extends Error {}
+
+/** An integer of at least `min` (envalid's num() would also take 1.5 or 1e3). */
+function integer(min: number) {
+  return makeValidator<number>((raw) => {
+    const n = Number(raw);
+    if (raw.trim() === '' || !Number.isInteger(n) || n < min) throw new EnvError(`must be an integer ≥ ${min}`);
+    return n;
+  });
+}
+
+/** A positive number of hours (fractions allowed: 0.01 h = 36 s, for benchmarks and tests). */
+const hours = makeValidator<number>((raw) => {
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(n) || n <= 0) throw new EnvError('must be a positive number of hours');
+  return n;
+});
+
+const nonNegative = integer(0);
+const positive = integer(1);
+
+export const ENVIRONMENT = {
+  PORT: nonNegative({ default: 3000, desc: 'API port (0: any free port)' }),
+  LISTEN_HOST: str({
+    default: '',
+    desc: 'interface the API listens on; empty: 127.0.0.1 with mock authentication, else 0.0.0.0',
+  }),
+  DATABASE_URL: str({ desc: 'Postgres; `npm start` and `npm test` start local servers when unset' }),
+  REDIS_URL: str({ desc: 'Redis, used only by BullMQ and the limits; must run with maxmemory-policy noeviction' }),
+  QUEUE_PREFIX: str({ default: 'emapi', desc: 'prefix of every BullMQ key: lets deployments share a Redis' }),
+  NODE_ENV: str({ default: '', desc: '`production` refuses mock authentication; `test` lowers the default log level' }),
+  LOG_LEVEL: str({
+    default: '',
+    desc: 'pino level (default `info`, `warn` under NODE_ENV=test); one JSON line per request: 5xx error, 4xx info, others debug',
+  }),
+  AUTH_MOCK: bool({
+    default: false,
+    desc: 'mock authentication: every request is authenticated, no token read; never implied (npm start sets it when no AUTH_* is given); the API then listens on 127.0.0.1',
+  }),
+  AUTH_MOCK_ROLE: str({
+    default: 'Admin',
+    choices: ['Admin', 'User', 'none'],
+    desc: 'role of the mock caller',
+  }),
+  AUTH_ISSUER_BASE_URL: str({ default: '', desc: 'OIDC issuer; discovery finds the JWKS' }),
+  AUTH_ISSUER: str({ default: '', desc: 'explicit issuer (the tokens’ `iss`), with AUTH_JWKS_URI or AUTH_SECRET' }),
+  AUTH_JWKS_URI: str({ default: '', desc: 'explicit JWKS instead of discovery' }),
+  AUTH_AUDIENCE: str({ default: '', desc: 'required audience (mandatory when authentication is on)' }),
+  AUTH_SECRET: str({ default: '', desc: 'symmetric tokens for local use (`npm run token`)' }),
+  AUTH_TOKEN_SIGNING_ALG: str({ default: '', desc: 'HS256, HS384 or HS512 with AUTH_SECRET (default HS256)' }),
+  AUTH_ROLES_CLAIM: str({ default: 'roles', desc: 'claim holding the role: a string or an array of strings' }),
+  COMMAND_SIGNING_KEY: str({
+    desc: 'HMAC key (32+ characters) every process shares: the API signs each command, workers refuse what does not verify; `npm start` generates one into .data/',
+  }),
+  COMMAND_TIMEOUT_MS: positive({ default: 10_000, desc: 'how long the API awaits a command before answering 202' }),
+  MAX_TOP: positive({ default: 1000, desc: 'largest `$top` (and cap of the default page of 60)' }),
+  WORKER_CONCURRENCY: positive({ default: 16, desc: 'jobs one worker process runs at once' }),
+  DB_POOL_MAX: positive({ default: 20, desc: 'Postgres connections per process' }),
+  EVENT_PUBLISH_WINDOW_MS: nonNegative({
+    default: 25,
+    desc: 'how long a command worker gathers committed events before publishing them together (0: right after each command)',
+  }),
+  WORKER_LOCK_DURATION_MS: positive({
+    default: undefined,
+    desc: 'how soon a job of a dead worker runs again (BullMQ lock; 30 s when unset); give every worker of a queue the same value',
+  }),
+  WORKER_STALLED_INTERVAL_MS: positive({
+    default: undefined,
+    desc: 'how often workers look for such jobs (BullMQ; 30 s when unset)',
+  }),
+  MAX_EXPAND_DEPTH: positive({ default: 3, desc: '`$expand` depth, nesting and `A/B/C` paths alike (400)' }),
+  MAX_EXPANSIONS: positive({ default: 10, desc: 'expansions in one request, all levels (400)' }),
+  MAX_EXPAND_TOP: positive({
+    default: 100,
+    desc: 'items of an expanded collection without `$top` (owned collections are never cut); a larger nested `$top` is a 400',
+  }),
+  MAX_SYNTAX_NODES: positive({
+    default: 100,
+    desc: 'syntax nodes of one `$filter`, `$orderby`, `$expand` or `$search` (400)',
+  }),
+  MAX_SKIP: nonNegative({ default: 100_000, desc: 'largest `$skip` (400 naming keyset paging)' }),
+  STATEMENT_TIMEOUT_MS: positive({
+    default: 10_000,
+    desc: 'statement time of a read, exports excepted (503 + Retry-After)',
+  }),
+  MAX_RESPONSE_BYTES: positive({
+    default: 32 * 1024 * 1024,
+    desc: 'response size, checked in Postgres (400 naming `$top`/`$expand`)',
+  }),
+  MAX_PATCH_OPERATIONS: positive({ default: 100, desc: 'JSON Patch operations (400, before queuing)' }),
+  MAX_PATCHED_DOCUMENT_BYTES: positive({
+    default: 1024 * 1024,
+    desc: 'the patched document, tracked per operation (400)',
+  }),
+  RATE_LIMIT_PER_MINUTE: nonNegative({
+    default: 0,
+    desc: 'requests per caller per minute across API processes (0: off; 6000 in docker-compose.yml); 429 + Retry-After',
+  }),
+  MAX_PENDING_COMMANDS_PER_SUBJECT: positive({ default: 200, desc: 'commands queued or running per caller (429)' }),
+  MAX_EXPORTS_PER_SUBJECT: positive({ default: 2, desc: 'exports per caller at once, across API processes (429)' }),
+  EXPORT_STALL_MS: positive({ default: 60_000, desc: 'an export reader that takes no byte this long is dropped' }),
+  BULL_BOARD_READ_ONLY: bool({ default: true, desc: 'Bull Board shows but refuses its actions; `false` allows them' }),
+  OUTBOX_RETENTION_HOURS: hours({ default: 24, desc: 'how long published events are kept' }),
+  COMMAND_LOG_RETENTION_HOURS: hours({
+    default: 168,
+    desc: 'how long command-log entries (the Idempotency-Key window) are kept',
+  }),
+  RETENTION_INTERVAL_MS: positive({
+    default: 60_000,
+    desc: 'how often the one retention job runs (a job scheduler on the `maintenance` queue)',
+  }),
+};
+
+/** Read by one process kind's entry point rather than by loadConfig; documented with the rest. */
+export const PROCESS_ENVIRONMENT: Record<string, { default: string; desc: string }> = {
+  API_PROCESSES: { default: '1', desc: 'API processes sharing the port under one primary (node:cluster)' },
+  COMMAND_WORKER_PROCESSES: { default: '1', desc: 'command worker processes under one primary' },
+  COMMAND_LOCK_DURATION_MS: { default: 'WORKER_LOCK_DURATION_MS', desc: 'command workers only' },
+  COMMAND_STALLED_INTERVAL_MS: { default: 'WORKER_STALLED_INTERVAL_MS', desc: 'command workers only' },
+};
+
+/** The cleaned environment; every invalid or missing variable in one ConfigError. */
+export function readEnvironment(env: Record<string, string | undefined>) {
+  // Empty strings mean "unset", as a shell's `VAR=` or a compose `${VAR:-}` gives them.
+  const given = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  return cleanEnv(given, ENVIRONMENT, {
+    reporter: ({ errors }) => {
+      const problems = Object.entries(errors).map(([name, err]) =>
+        err && err.name === 'EnvMissingError'
+          ? `${name} is not set`
+          : `${name} ${err?.message ?? 'is invalid'}, got '${given[name]}'`,
+      );
+      if (problems.length) throw new ConfigError(problems.join('; '));
+    },
+  });
+}
+
+function defaultText(spec: ValidatorSpec<unknown>): string {
+  if (!('default' in spec)) return 'required';
+  if (spec.default === undefined || spec.default === '') return '—';
+  return `\`${String(spec.default)}\``;
+}
+
+/** The Markdown table of docs/configuration.md, from the declarations above. */
+export function environmentTable(): string {
+  const rows = Object.entries(ENVIRONMENT as Record<string, ValidatorSpec<unknown>>).map(
+    ([name, spec]) => `| \`${name}\` | ${defaultText(spec)} | ${spec.desc ?? ''} |`,
+  );
+  const process = Object.entries(PROCESS_ENVIRONMENT).map(
+    ([name, spec]) => `| \`${name}\` | \`${spec.default}\` | ${spec.desc} |`,
+  );
+  return ['| variable | default | meaning |', '| --- | --- | --- |', ...rows, ...process].join('\n');
+}

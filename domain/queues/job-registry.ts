@@ -1,0 +1,149 @@
+import { COMMAND_NAMES } from '../commands/command';
+import type { SignedCommand } from '../commands/command-signature';
+import { ALL_EVENT_NAMES, type DomainEvent } from '../events/domain-event';
+import type { AddedJobOptions, JobOptions } from './job-options';
+import { PRUNE_RETENTION_JOB, QUEUE, REBUILD_VIEWS_JOB, type QueueName } from './queue-contracts';
+
+/**
+ * The job registry: every kind of job the service adds, the queues it goes to, the names producers
+ * give it and how it is retried and kept. Producers build their jobs here (commandJob, eventJob,
+ * rebuildViewsJob, pruneRetentionSchedule); a worker registers one handler per kind of its queue
+ * (workers/shared/job-dispatcher.ts) and refuses to start without one, so every name sent is handled.
+ */
+
+/** One kind of job. */
+interface JobContract {
+  /** Queues the job is added to: an event is one job on each of its consumers' queues. */
+  readonly queues: readonly QueueName[];
+  /** Every name producers give such a job (the command's name, the event's name, …). */
+  readonly names: readonly string[];
+  readonly options: JobOptions;
+}
+
+const HOUR_S = 3600;
+const DAY_S = 24 * HOUR_S;
+
+export const JOBS = {
+  /**
+   * A write for the command workers. Only infrastructure errors fail one (a domain failure is its
+   * result), so the retries ride out a store blip. Kept for awaiting callers and /Commands.
+   */
+  command: {
+    queues: [QUEUE.commands],
+    names: COMMAND_NAMES,
+    options: {
+      attempts: 3,
+      backoff: { type: 'exponential', delay: 500 },
+      removeOnComplete: { age: HOUR_S, count: 10_000 },
+      removeOnFail: { age: 7 * DAY_S, count: 10_000 },
+    },
+  },
+  /** A committed domain event, for the search read model and the activity log. */
+  event: {
+    queues: [QUEUE.views, QUEUE.notifications],
+    names: ALL_EVENT_NAMES,
+    options: {
+      attempts: 5,
+      backoff: { type: 'exponential', delay: 1000 },
+      removeOnComplete: { age: HOUR_S, count: 10_000 },
+      removeOnFail: { age: 7 * DAY_S, count: 10_000 },
+    },
+  },
+  /** A rebuild of every read model (`POST /Jobs/RebuildViews`): retried past a transient database failure. */
+  rebuildViews: {
+    queues: [QUEUE.views],
+    names: [REBUILD_VIEWS_JOB],
+    options: {
+      attempts: 3,
+      backoff: { type: 'exponential', delay: 5_000 },
+      removeOnComplete: { age: 7 * DAY_S, count: 1_000 },
+      removeOnFail: { age: 30 * DAY_S, count: 1_000 },
+    },
+  },
+  /** Pruning of the outbox and the command log: not retried, the next scheduled run goes on. */
+  pruneRetention: {
+    queues: [QUEUE.maintenance],
+    names: [PRUNE_RETENTION_JOB],
+    options: { attempts: 1, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } },
+  },
+} as const satisfies Record<string, JobContract>;
+
+export type JobKind = keyof typeof JOBS;
+
+/** The kinds of job added to queue `Q`: a worker of `Q` has a handler for each. */
+export type JobKindOn<Q extends QueueName> = {
+  [K in JobKind]: Q extends (typeof JOBS)[K]['queues'][number] ? K : never;
+}[JobKind];
+
+const KINDS = Object.keys(JOBS) as JobKind[];
+
+/** The kinds of job added to `queue`. */
+export function jobKindsOn(queue: QueueName): JobKind[] {
+  return KINDS.filter((kind) => (JOBS[kind].queues as readonly QueueName[]).includes(queue));
+}
+
+/** Per queue, the kind of each job name: a name must not mean two kinds on one queue. */
+const KIND_BY_NAME = new Map<QueueName, Map<string, JobKind>>(
+  Object.values(QUEUE).map((queue) => {
+    const byName = new Map<string, JobKind>();
+    for (const kind of jobKindsOn(queue)) {
+      for (const name of JOBS[kind].names) {
+        const other = byName.get(name);
+        if (other) throw new Error(`job name '${name}' is both ${other} and ${kind} on queue ${queue}`);
+        byName.set(name, kind);
+      }
+    }
+    return [queue, byName];
+  }),
+);
+
+/** The kind of the job `name` on `queue`; undefined for a name no producer sends there. */
+export function jobKindOf(queue: QueueName, name: string): JobKind | undefined {
+  return KIND_BY_NAME.get(queue)?.get(name);
+}
+
+/** A job as a producer adds it: `queue.add(name, data, opts)`, or several at once with `addBulk`. */
+interface JobRequest<Data> {
+  name: string;
+  data: Data;
+  opts: AddedJobOptions;
+}
+
+/**
+ * The job of a signed command. Its id is the command id: a command is queued once, and a repeated
+ * Idempotency-Key finds the first request's job.
+ */
+export function commandJob(command: SignedCommand): JobRequest<SignedCommand> {
+  return { name: command.name, data: command, opts: { ...JOBS.command.options, jobId: command.commandId } };
+}
+
+/**
+ * The job of an event, the same on each of `JOBS.event.queues`. Its id is the event id: an event
+ * published twice (a crash between the add and the mark) is one job while that job is kept, and
+ * the consumers tolerate later duplicates.
+ */
+export function eventJob(event: DomainEvent): JobRequest<DomainEvent> {
+  return { name: event.name, data: event, opts: { ...JOBS.event.options, jobId: event.eventId } };
+}
+
+export interface RebuildViewsData {
+  requestedBy?: string;
+}
+
+/** A rebuild request: BullMQ makes the id, every request is a job of its own. */
+export function rebuildViewsJob(requestedBy: string): JobRequest<RebuildViewsData> {
+  return { name: REBUILD_VIEWS_JOB, data: { requestedBy }, opts: { ...JOBS.rebuildViews.options } };
+}
+
+/**
+ * The retention job scheduler. Its id is the job name, the same in every command worker process
+ * that upserts it, so the deployment has one schedule: one job per interval, whichever process
+ * takes it.
+ */
+export function pruneRetentionSchedule(everyMs: number) {
+  return {
+    schedulerId: PRUNE_RETENTION_JOB,
+    repeat: { every: everyMs },
+    template: { name: PRUNE_RETENTION_JOB, opts: { ...JOBS.pruneRetention.options } },
+  };
+}

@@ -1,0 +1,81 @@
+import test from 'ava';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { ConfigError, ENVIRONMENT, PROCESS_ENVIRONMENT, environmentTable } from '../../domain/config/environment';
+import { loadConfig } from '../../domain/config/load-config';
+
+const root = path.resolve(__dirname, '../../..');
+const base = { DATABASE_URL: 'postgres://x/y', REDIS_URL: 'redis://x', COMMAND_SIGNING_KEY: 'k'.repeat(32) };
+
+/** Table rows as arrays of trimmed cells (prettier aligns the document's columns). */
+function rows(markdown: string): string[][] {
+  return markdown
+    .split('\n')
+    .filter((line) => line.startsWith('|') && !/^\|\s*-/.test(line))
+    .map((line) => line.split(' | ').map((cell) => cell.replace(/^\|\s*|\s*\|$/g, '').trim()));
+}
+
+test('docs/configuration.md shows exactly the declared variables (npm run docs:config rewrites it)', (t) => {
+  const doc = readFileSync(path.join(root, 'docs/configuration.md'), 'utf8');
+  const start = doc.indexOf('<!-- environment table');
+  const end = doc.indexOf('<!-- end of environment table -->');
+  t.true(start >= 0 && end > start, 'markers present');
+  t.deepEqual(rows(doc.slice(start, end)), rows(environmentTable()));
+});
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const file = path.join(dir, name);
+    if (statSync(file).isDirectory()) return sources(file);
+    return file.endsWith('.ts') ? [file] : [];
+  });
+}
+
+test('every variable the code reads is declared (and so documented)', (t) => {
+  const declared = new Set([...Object.keys(ENVIRONMENT), ...Object.keys(PROCESS_ENVIRONMENT)]);
+  // Test, benchmark and tooling knobs are documented where they are used, not in the service's table.
+  const testOnly = /^(TEST_|BENCH_|FUZZ_|COMMAND_TEST_PAUSE_|DEV_PG_|DEV_REDIS_)/;
+  const read = new Set<string>();
+  for (const dir of ['api', 'workers', 'db', 'domain', 'scripts']) {
+    for (const file of sources(path.join(root, dir))) {
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(
+        /process\.env\.([A-Z][A-Z0-9_]+)|(?:processCount|positiveInt)\((?:process\.env, )?'([A-Z][A-Z0-9_]+)'/g,
+      )) {
+        read.add((m[1] ?? m[2])!);
+      }
+    }
+  }
+  const undeclared = [...read].filter((name) => !declared.has(name) && !testOnly.test(name));
+  t.deepEqual(undeclared, []);
+  t.true(read.has('API_PROCESSES'), 'the scan finds the entry points’ variables');
+});
+
+test('EVENT_PUBLISH_WINDOW_MS=0 is accepted (publish right after each command), as documented', (t) => {
+  t.is(loadConfig({ ...base, EVENT_PUBLISH_WINDOW_MS: '0' }).eventPublishWindowMs, 0);
+  t.is(loadConfig(base).eventPublishWindowMs, 25);
+});
+
+test('every invalid or missing variable is named in one error', (t) => {
+  const err = t.throws(
+    () => loadConfig({ REDIS_URL: 'redis://x', MAX_TOP: '0', AUTH_MOCK: 'maybe', MAX_SKIP: '1.5' }),
+    {
+      instanceOf: ConfigError,
+    },
+  );
+  for (const name of ['DATABASE_URL', 'COMMAND_SIGNING_KEY', 'MAX_TOP', 'AUTH_MOCK', 'MAX_SKIP']) {
+    t.regex(err.message, new RegExp(name), err.message);
+  }
+  t.regex(err.message, /MAX_TOP must be an integer ≥ 1, got '0'/);
+  // An empty value is unset, as `VAR=` or compose's `${VAR:-}` give it.
+  t.is(loadConfig({ ...base, MAX_TOP: '', AUTH_MOCK: '' }).maxTop, 1000);
+});
+
+test('hours may be fractions; everything else keeps its documented default', (t) => {
+  const config = loadConfig({ ...base, OUTBOX_RETENTION_HOURS: '0.01' });
+  t.is(config.retention.outboxMs, 36_000);
+  t.is(config.retention.commandLogMs, 168 * 3600_000);
+  t.like(config.limits, { maxExpandDepth: 3, maxSkip: 100_000, rateLimitPerMinute: 0, maxExportsPerSubject: 2 });
+  t.is(config.listenHost, '0.0.0.0');
+  t.is(loadConfig({ ...base, AUTH_MOCK: 'true' }).listenHost, '127.0.0.1');
+});

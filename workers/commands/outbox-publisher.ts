@@ -1,0 +1,134 @@
+import { Queue } from 'bullmq';
+import type { Knex } from 'knex';
+import { markEventsPublished } from '../../db/commands/outbox';
+import type { Logger } from '../../db/infra/logger';
+import { bullConnection } from '../../db/infra/redis';
+import type { DomainEvent } from '../../domain/events/domain-event';
+import { JOBS, eventJob } from '../../domain/queues/job-registry';
+
+/** Events per queue round trip, and marks per statement. */
+const BATCH = 200;
+/**
+ * Published events are marked in one statement per this interval rather than one per command: a
+ * crash before the mark only means the sweep publishes them again, which the queues absorb (the
+ * job id is the event id and event jobs are kept an hour) and the consumers tolerate.
+ */
+const MARK_DELAY_MS = 100;
+
+export interface OutboxPublisherOptions {
+  knex: Knex;
+  redisUrl: string;
+  prefix: string;
+  logger: Logger;
+  /** See AppConfig.eventPublishWindowMs: 0 publishes right after each completion. */
+  publishWindowMs?: number;
+}
+
+/**
+ * Publishes the events of this process's commits to the event queues (`views`, `notifications`)
+ * after commit, from memory, and marks them published (DESIGN §1). Events committed within the
+ * publish window, or while a publish is in flight, go out together: under load one queue round trip
+ * carries many commands' events instead of one each. What it fails to publish, or what a crash
+ * loses, stays unpublished in the outbox for the OutboxSweeper.
+ */
+export class OutboxPublisher {
+  private readonly queues: Queue[];
+  private readonly publishWindowMs: number;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private pending: DomainEvent[] = [];
+  private publishing: Promise<void> | null = null;
+  private drainScheduled = false;
+  private readonly toMark: string[] = [];
+  private markTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly options: OutboxPublisherOptions) {
+    this.publishWindowMs = options.publishWindowMs ?? 0;
+    this.queues = JOBS.event.queues.map((name) => {
+      // Producer connections fail fast while Redis is down: the rows stay unpublished for the sweep.
+      const queue = new Queue(name, {
+        connection: bullConnection(options.redisUrl, 'producer'),
+        prefix: options.prefix,
+      });
+      queue.on('error', (err) => options.logger.debug({ queue: name, err: err.message }, 'event queue error'));
+      return queue;
+    });
+  }
+
+  /** Adds the events to every event queue, at once (one job per event and queue). */
+  async publish(events: readonly DomainEvent[]): Promise<void> {
+    const jobs = events.map(eventJob);
+    await Promise.all(this.queues.map((queue) => queue.addBulk(jobs)));
+  }
+
+  /** Publishes these just-committed events soon, in the background, and marks them published. */
+  publishSoon(events: readonly DomainEvent[]): void {
+    if (this.closed) return; // the next sweep, in any process, picks these up
+    this.pending.push(...events);
+    // Never in the same turn of the event loop: the command's completion goes to Redis first, so the
+    // caller is answered before this process and Redis publish its events.
+    if (this.drainScheduled) return;
+    this.drainScheduled = true;
+    const go = () => {
+      this.drainScheduled = false;
+      this.drain();
+    };
+    if (this.publishWindowMs > 0) setTimeout(go, this.publishWindowMs);
+    else setImmediate(go);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.pending = []; // left unpublished: the sweep of any command worker publishes them
+    await this.publishing;
+    this.flushMarks();
+    await Promise.allSettled([...this.inFlight]);
+    await Promise.allSettled(this.queues.map((q) => q.close()));
+  }
+
+  /** One publish at a time: events committed meanwhile wait for it and go out together next. */
+  private drain(): void {
+    if (this.publishing || this.pending.length === 0) return;
+    const events = this.pending.splice(0, BATCH);
+    this.publishing = this.track(this.publishAndMark(events))
+      .then(
+        () => undefined,
+        (err: unknown) =>
+          this.options.logger.warn(
+            { err: (err as Error).message, eventIds: events.map((event) => event.eventId) },
+            'publishing events failed; the sweep will retry',
+          ),
+      )
+      .finally(() => {
+        this.publishing = null;
+        this.drain();
+      });
+  }
+
+  /** One round trip per queue, no transaction; the mark follows in a batch. */
+  private async publishAndMark(events: readonly DomainEvent[]): Promise<void> {
+    await this.publish(events);
+    this.toMark.push(...events.map((event) => event.eventId));
+    if (this.toMark.length >= BATCH) this.flushMarks();
+    else this.markTimer ??= setTimeout(() => this.flushMarks(), MARK_DELAY_MS);
+  }
+
+  private flushMarks(): void {
+    clearTimeout(this.markTimer);
+    this.markTimer = undefined;
+    const eventIds = this.toMark.splice(0);
+    if (!eventIds.length) return;
+    this.track(markEventsPublished(this.options.knex, eventIds)).catch((err: unknown) =>
+      this.options.logger.warn(
+        { err: (err as Error).message },
+        'marking events published failed; the sweep will republish them',
+      ),
+    );
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    void work.finally(() => this.inFlight.delete(work)).catch(() => undefined);
+    return work;
+  }
+}
