@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 source scripts/lib/deps.sh
 source scripts/lib/stores.sh
 
-# Built by npm start already; building deletes dist/, so never rebuild under a running service.
-[ -f dist/db/cli/seed.js ] || ensure_built
+# Incremental: after npm start this compiles nothing (or only what changed since).
+ensure_built
 # The seed needs the database only: Redis is left alone.
 [ -n "${DATABASE_URL:-}" ] || start_postgres dev "${DEV_PG_PORT:-54320}" emapi
 exec node dist/db/cli/seed.js "$@"
