@@ -14,7 +14,7 @@ function arg(name: string, fallback: number): number {
 
 async function main(): Promise<void> {
   const url = process.env.DATABASE_URL;
-  if (!url) throw new Error('DATABASE_URL is not set (npm start prints it; or run `bash scripts/seed.sh`)');
+  if (!url) throw new Error('DATABASE_URL is not set: `npm run seed` (scripts/seed.sh) finds the local stores');
   const schemes = arg('schemes', 1000);
   const seed = arg('seed', 42);
   const knex = createKnex(url, 4);
