@@ -40,12 +40,12 @@ export function acceptsBareIntegers(source: RowSource): boolean {
   return source.kind === 'entity' && source.def.acceptsBareIntegerKeys;
 }
 
-/** A property of a row source by name. */
+/** A property of a row source (`on`) by name. */
 export type Member =
-  | { kind: 'id'; name: 'Id' }
-  | { kind: 'field'; name: string; field: ScalarField }
-  | { kind: 'relation'; name: string; relation: RelationField; target: RowSource }
-  | { kind: 'collection'; name: string; collection: CollectionField; target: RowSource };
+  | { kind: 'id'; name: 'Id'; on: RowSource }
+  | { kind: 'field'; name: string; on: RowSource; field: ScalarField }
+  | { kind: 'relation'; name: string; on: RowSource; relation: RelationField; target: RowSource }
+  | { kind: 'collection'; name: string; on: RowSource; collection: CollectionField; target: RowSource };
 
 /**
  * Members by a client-given name: own properties only, so `constructor`, `__proto__` or
@@ -55,19 +55,16 @@ function own<T>(record: Record<string, T>, name: string): T | undefined {
   return Object.hasOwn(record, name) ? record[name] : undefined;
 }
 
-export function memberOf(source: RowSource, name: string): Member | undefined {
-  if (name === 'Id') return { kind: 'id', name };
-  const field = own(fieldsOf(source), name);
-  if (field) return { kind: 'field', name, field };
-  const relation = own(relationsOf(source), name);
-  if (relation) return { kind: 'relation', name, relation, target: rowSource(relation.target) };
-  const collection = own(collectionsOf(source), name);
-  if (collection) return { kind: 'collection', name, collection, target: rowSource(collection.target) };
+export function memberOf(on: RowSource, name: string): Member | undefined {
+  if (name === 'Id') return { kind: 'id', name, on };
+  const field = own(fieldsOf(on), name);
+  if (field) return { kind: 'field', name, on, field };
+  const relation = own(relationsOf(on), name);
+  if (relation) return { kind: 'relation', name, on, relation, target: rowSource(relation.target) };
+  const collection = own(collectionsOf(on), name);
+  if (collection) return { kind: 'collection', name, on, collection, target: rowSource(collection.target) };
   return undefined;
 }
-
-/** One resolved segment, with the source it was found on. */
-export type PathStep = Member & { on: RowSource };
 
 /**
  * Walks `segments` from `root`, through relations and collections, as far as the names resolve.
@@ -77,13 +74,13 @@ export type PathStep = Member & { on: RowSource };
 export function resolvePath(
   root: RowSource,
   segments: readonly string[],
-): { steps: PathStep[]; failure?: { index: number; reason: 'unknown' | 'scalar'; on: RowSource } } {
-  const steps: PathStep[] = [];
+): { steps: Member[]; failure?: { index: number; reason: 'unknown' | 'scalar'; on: RowSource } } {
+  const steps: Member[] = [];
   let source = root;
   for (let index = 0; index < segments.length; index++) {
     const member = memberOf(source, segments[index]!);
     if (!member) return { steps, failure: { index, reason: 'unknown', on: source } };
-    steps.push({ ...member, on: source });
+    steps.push(member);
     if (member.kind === 'relation' || member.kind === 'collection') source = member.target;
     else if (index < segments.length - 1) return { steps, failure: { index, reason: 'scalar', on: source } };
   }

@@ -32,15 +32,17 @@ export class SqlBuilder {
 
   /** A statement for knex: every marker in `text` becomes `?`, its value bound in text order. */
   statement(text: string): { sql: string; params: unknown[] } {
+    // Split on the marks: text, index, text, index, …, text.
+    const parts = text.split(MARK);
     const params: unknown[] = [];
-    const sql = text.replace(MARKER, (_, index: string) => {
-      params.push(this.values[Number(index)]);
-      return '?';
-    });
+    let sql = parts[0]!;
+    for (let i = 1; i < parts.length; i += 2) {
+      params.push(this.values[Number(parts[i])]);
+      sql += `?${parts[i + 1]}`;
+    }
     return { sql, params };
   }
 }
 
 /** Never part of SQL text otherwise (client text is never spliced in). */
 const MARK = '\u0000';
-const MARKER = new RegExp(`${MARK}(\\d+)${MARK}`, 'g');
