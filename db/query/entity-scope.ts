@@ -46,6 +46,9 @@ export class EntityScope {
   }
 }
 
+/** The SQL of the text functions of FILTER_FUNCTIONS (domain/odata/filter-functions.ts). */
+const SQL_FUNCTION = { tolower: 'lower', toupper: 'upper', trim: 'btrim', length: 'char_length' } as const;
+
 /** A planned filter as a SQL boolean, its literals bound as parameters. */
 export function filterSql(expr: PlannedExpr, scope: EntityScope): string {
   const sql = (e: PlannedExpr) => filterSql(e, scope);
@@ -80,7 +83,7 @@ export function filterSql(expr: PlannedExpr, scope: EntityScope): string {
       return `${side}(${subject}, ${length}) = ${sql(expr.other)}`;
     }
     case 'function':
-      return `${expr.fn}(${sql(expr.arg)})`;
+      return `${SQL_FUNCTION[expr.fn]}(${sql(expr.arg)})`;
     case 'extract': {
       const arg = sql(expr.arg);
       return `extract(${expr.part} from ${expr.utc ? `(${arg} at time zone 'UTC')` : arg})::int`;

@@ -1,4 +1,4 @@
-import type { Expr, LiteralExpr } from '../../domain/odata';
+import { FILTER_FUNCTIONS, type Expr, type FilterFunction, type LiteralExpr } from '../../domain/odata';
 import { parseKey } from '../../domain/ids/id-codec';
 import { badRequest } from '../../domain/errors/domain-error';
 import type { CollectionField, ScalarField, ScalarKind } from '../../domain/entities';
@@ -44,6 +44,11 @@ export interface CollectionRef {
   target: RowSource;
 }
 
+/** The functions of FILTER_FUNCTIONS that take `T` and give `G`. */
+type FunctionsGiving<G extends string, T extends string> = {
+  [K in FilterFunction]: (typeof FILTER_FUNCTIONS)[K] extends { gives: G; takes: T } ? K : never;
+}[FilterFunction];
+
 export type SqlComparison = '=' | '<>' | '>' | '>=' | '<' | '<=';
 
 /** A type-checked filter: what the SQL builder emits, one node for one piece of SQL. */
@@ -57,9 +62,9 @@ export type PlannedExpr =
   | { kind: 'isNull'; negated: boolean; subject: PlannedExpr }
   | { kind: 'in'; subject: PlannedExpr; list: PlannedExpr[] }
   | { kind: 'like'; subject: PlannedExpr; pattern: string }
-  | { kind: 'textMatch'; fn: 'contains' | 'startswith' | 'endswith'; subject: PlannedExpr; other: PlannedExpr }
-  | { kind: 'function'; fn: 'lower' | 'upper' | 'btrim' | 'char_length'; arg: PlannedExpr }
-  | { kind: 'extract'; part: 'year' | 'month' | 'day'; arg: PlannedExpr; utc: boolean }
+  | { kind: 'textMatch'; fn: FunctionsGiving<'condition', 'text'>; subject: PlannedExpr; other: PlannedExpr }
+  | { kind: 'function'; fn: FunctionsGiving<'text' | 'integer', 'text'>; arg: PlannedExpr }
+  | { kind: 'extract'; part: FunctionsGiving<'integer', 'temporal'>; arg: PlannedExpr; utc: boolean }
   | { kind: 'lambda'; op: 'any' | 'all'; collection: CollectionRef; body: PlannedExpr | null };
 
 /** One `$orderby` item, resolved. */
@@ -351,47 +356,39 @@ class FilterPlanner {
     return { kind: 'in', subject, list: values.map((v, i) => this.coerce(v, type, list[i]!.span.start)) };
   }
 
-  /** Names and arities were checked by the parser; here only types. */
-  private call(name: string, args: Expr[], scope: PlanScope): Operand {
-    const str = (i: number) => this.coerce(this.operand(args[i]!, scope), 'string', args[i]!.span.start, true);
-    switch (name) {
-      case 'contains':
-      case 'startswith':
-      case 'endswith': {
-        const subject = str(0);
-        const arg = args[1]!;
-        if (arg.kind === 'literal' && arg.type === 'string') {
-          const escaped = String(arg.value).replace(/[\\%_]/g, (c) => `\\${c}`);
-          const pattern = name === 'contains' ? `%${escaped}%` : name === 'startswith' ? `${escaped}%` : `%${escaped}`;
-          return { kind: 'sql', expr: { kind: 'like', subject, pattern }, type: 'boolean' };
-        }
-        return { kind: 'sql', expr: { kind: 'textMatch', fn: name, subject, other: str(1) }, type: 'boolean' };
+  /** Names and arities were checked by the parser; here the types FILTER_FUNCTIONS gives. */
+  private call(name: FilterFunction, args: Expr[], scope: PlanScope): Operand {
+    const spec = FILTER_FUNCTIONS[name];
+    if (spec.takes === 'temporal') {
+      const operand = this.operand(args[0]!, scope);
+      if (operand.kind !== 'sql' || (operand.type !== 'date' && operand.type !== 'datetime')) {
+        throw queryError(this.option, `${name}() needs a date or date-time property`, args[0]!.span.start);
       }
-      case 'tolower':
-        return { kind: 'sql', expr: { kind: 'function', fn: 'lower', arg: str(0) }, type: 'string' };
-      case 'toupper':
-        return { kind: 'sql', expr: { kind: 'function', fn: 'upper', arg: str(0) }, type: 'string' };
-      case 'trim':
-        return { kind: 'sql', expr: { kind: 'function', fn: 'btrim', arg: str(0) }, type: 'string' };
-      case 'length':
-        return { kind: 'sql', expr: { kind: 'function', fn: 'char_length', arg: str(0) }, type: 'integer' };
-      case 'year':
-      case 'month':
-      case 'day': {
-        const operand = this.operand(args[0]!, scope);
-        if (operand.kind !== 'sql' || (operand.type !== 'date' && operand.type !== 'datetime')) {
-          throw queryError(this.option, `${name}() needs a date or date-time property`, args[0]!.span.start);
-        }
-        return {
-          kind: 'sql',
-          expr: { kind: 'extract', part: name, arg: operand.expr, utc: operand.type === 'datetime' },
-          type: 'integer',
-        };
-      }
-      default:
-        // The parser admits only the functions it knows: reaching this is a bug, not a client error.
-        throw new Error(`filter function '${name}' has no plan`);
+      const part = name as FunctionsGiving<'integer', 'temporal'>;
+      return {
+        kind: 'sql',
+        expr: { kind: 'extract', part, arg: operand.expr, utc: operand.type === 'datetime' },
+        type: 'integer',
+      };
     }
+    const str = (i: number) => this.coerce(this.operand(args[i]!, scope), 'string', args[i]!.span.start, true);
+    if (spec.gives === 'condition') {
+      const fn = name as FunctionsGiving<'condition', 'text'>;
+      const subject = str(0);
+      const arg = args[1]!;
+      if (arg.kind === 'literal' && arg.type === 'string') {
+        const escaped = String(arg.value).replace(/[\\%_]/g, (c) => `\\${c}`);
+        const pattern = fn === 'contains' ? `%${escaped}%` : fn === 'startswith' ? `${escaped}%` : `%${escaped}`;
+        return { kind: 'sql', expr: { kind: 'like', subject, pattern }, type: 'boolean' };
+      }
+      return { kind: 'sql', expr: { kind: 'textMatch', fn, subject, other: str(1) }, type: 'boolean' };
+    }
+    const fn = name as FunctionsGiving<'text' | 'integer', 'text'>;
+    return {
+      kind: 'sql',
+      expr: { kind: 'function', fn, arg: str(0) },
+      type: spec.gives === 'text' ? 'string' : 'integer',
+    };
   }
 
   private lambda(expr: Extract<Expr, { kind: 'lambda' }>, scope: PlanScope): PlannedExpr {

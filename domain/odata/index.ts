@@ -4,6 +4,7 @@
  * its position; field names and literal types are checked later by the compiler.
  */
 export * from './ast';
+export { FILTER_FUNCTIONS, type FilterFunction } from './filter-functions';
 export { ODataSyntaxError } from './odata-syntax-error';
 export { parseFilter } from './filter-parser';
 export { parseOrderBy } from './orderby-parser';
