@@ -4,7 +4,7 @@ import type { ExpandItem } from '../../domain/odata';
 import type { ReadOptions } from '../../domain/queries/read-options';
 import { badRequest } from '../../domain/errors/domain-error';
 import { EntityScope, filterSql, orderSql } from './entity-scope';
-import { entitySource } from './property-path';
+import { entitySource } from '../../domain/queries/path-resolver';
 import { planDocument, planRead, type ReadPlan } from './read-plan';
 import type { ReadDb } from './read-timeout';
 import { documentSql } from './representation.sql';

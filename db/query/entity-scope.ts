@@ -1,5 +1,5 @@
-import type { ColumnRef, Hop, PlannedExpr, PlannedOrdering } from './filter.plan';
-import type { RowSource } from './property-path';
+import type { ColumnRef, Hop, PlannedExpr, PlannedOrdering } from '../../domain/queries/filter-plan';
+import type { RowSource } from '../../domain/queries/path-resolver';
 import type { SqlBuilder } from './sql-builder';
 
 /**

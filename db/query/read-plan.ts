@@ -1,8 +1,21 @@
 import type { EntityDefinition } from '../../domain/entities';
 import type { ExpandItem } from '../../domain/odata';
 import type { ReadOptions } from '../../domain/queries/read-options';
-import { planFilter, planOrdering, queryError, type PlannedExpr, type PlannedOrdering } from './filter.plan';
-import { collectionsOf, entitySource, memberOf, relationsOf, rowSource, type RowSource } from './property-path';
+import {
+  planFilter,
+  planOrdering,
+  queryError,
+  type PlannedExpr,
+  type PlannedOrdering,
+} from '../../domain/queries/filter-plan';
+import {
+  collectionsOf,
+  entitySource,
+  memberOf,
+  relationsOf,
+  rowSource,
+  type RowSource,
+} from '../../domain/queries/path-resolver';
 import { searchExtra, type ExtraCondition } from './search-condition';
 
 /**

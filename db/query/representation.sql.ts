@@ -1,6 +1,6 @@
 import { encodedIdSql, isoTimestampSql } from '../sql/encoded-id.sql';
 import { EntityScope, filterSql, orderSql } from './entity-scope';
-import { collectionsOf, fieldsOf, relationsOf, rowSource, type RowSource } from './property-path';
+import { collectionsOf, fieldsOf, relationsOf, rowSource, type RowSource } from '../../domain/queries/path-resolver';
 import { DEFAULT_ORDERING, PLAIN_DOCUMENT, type DocumentPlan } from './read-plan';
 import type { SqlBuilder } from './sql-builder';
 

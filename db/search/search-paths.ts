@@ -1,5 +1,5 @@
 import type { EntityDefinition } from '../../domain/entities';
-import { entitySource, resolvePath, type RowSource } from '../query/property-path';
+import { entitySource, resolvePath, type RowSource } from '../../domain/queries/path-resolver';
 
 /**
  * A search field's property path (`Companies/Company/Name`) walked through the definitions: each

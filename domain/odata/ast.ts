@@ -1,6 +1,7 @@
 /**
  * Typed AST for the OData query options the API accepts ($filter, $orderby, $expand, $search).
- * The SQL compiler consumes these shapes; spans let it point at the offending text in a 400.
+ * The read plan (domain/queries/filter-plan.ts) consumes these shapes; spans let it point at the
+ * offending text in a 400.
  */
 import type { FilterFunction } from './filter-functions';
 

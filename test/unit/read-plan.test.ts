@@ -5,7 +5,7 @@ import { parseReadOptions } from '../../domain/queries/read-options';
 import { countStatement, keyedSql, listStatements } from '../../db/query/entity-reader';
 import { exportSql } from '../../db/query/entity-export';
 import { planCount, planDocument, planRead } from '../../db/query/read-plan';
-import { entitySource, resolvePath } from '../../db/query/property-path';
+import { entitySource, resolvePath } from '../../domain/queries/path-resolver';
 import { SqlBuilder } from '../../db/query/sql-builder';
 import { walkPath } from '../../db/search/search-paths';
 

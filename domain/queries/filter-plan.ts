@@ -1,8 +1,8 @@
-import { FILTER_FUNCTIONS, type Expr, type FilterFunction, type LiteralExpr } from '../../domain/odata';
-import { parseKey } from '../../domain/ids/id-codec';
-import { badRequest } from '../../domain/errors/domain-error';
-import type { CollectionField, ScalarField, ScalarKind } from '../../domain/entities';
-import { acceptsBareIntegers, resolvePath, type RowSource } from './property-path';
+import { FILTER_FUNCTIONS, type Expr, type FilterFunction, type LiteralExpr } from '../odata';
+import { parseKey } from '../ids/id-codec';
+import { badRequest } from '../errors/domain-error';
+import type { CollectionField, ScalarField, ScalarKind } from '../entities';
+import { acceptsBareIntegers, resolvePath, type RowSource } from './path-resolver';
 
 /**
  * The plan stage of `$filter` and `$orderby` (and their forms inside `$expand`): every name is

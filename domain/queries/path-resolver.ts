@@ -6,7 +6,7 @@ import {
   type OwnedRecordDefinition,
   type RelationField,
   type ScalarField,
-} from '../../domain/entities';
+} from '../entities';
 
 /**
  * The one resolver of property paths (`Address/Country/Name`, `Companies/Company/Name`) against
