@@ -42,6 +42,8 @@ interface RootRows {
   builder: SqlBuilder;
   from: string;
   orderBy: string;
+  /** `from` without the joins only the ordering needs (a count has no ordering). */
+  countFrom: string;
 }
 
 function rootRows(plan: ReadPlan, builder = new SqlBuilder()): RootRows {
@@ -49,12 +51,14 @@ function rootRows(plan: ReadPlan, builder = new SqlBuilder()): RootRows {
   const where: string[] = [];
   if (plan.filter) where.push(filterSql(plan.filter, scope));
   if (plan.search) where.push(builder.embed(plan.search.sql, plan.search.params));
+  const whereSql = where.length ? `where ${where.join(' and ')}` : '';
+  const countFrom = `from ${plan.entity.table} r ${scope.joinSql.join(' ')} ${whereSql}`;
   const defaults = plan.search?.defaultOrder
     ? [builder.embed(plan.search.defaultOrder.sql, plan.search.defaultOrder.params)]
     : [];
   const orderBy = orderSql(plan.ordering, scope, defaults);
-  const whereSql = where.length ? `where ${where.join(' and ')}` : '';
-  return { builder, from: `from ${plan.entity.table} r ${scope.joinSql.join(' ')} ${whereSql}`, orderBy };
+  const from = `from ${plan.entity.table} r ${scope.joinSql.join(' ')} ${whereSql}`;
+  return { builder, from, orderBy, countFrom };
 }
 
 /**
@@ -118,7 +122,7 @@ export function countStatement(plan: ReadPlan): Statement {
 }
 
 function countText(rows: RootRows): string {
-  return `select count(*)::int as n ${rows.from}`;
+  return `select count(*)::int as n ${rows.countFrom}`;
 }
 
 /** One page of a list read, as JSON text (its `$count` is `fetchCount`, run beside it). */

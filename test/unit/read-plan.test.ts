@@ -138,3 +138,12 @@ test('exports and keyed reads bind every parameter they write; the plain keyed s
   t.deepEqual(expanded.params, [3, 42]);
   t.is(planDocument(entitySource(Scheme), []).collections.size, 0);
 });
+
+test('a count joins what its filter needs, not what only the ordering needs', (t) => {
+  const ordered = listStatements(plan({ $orderby: 'Address/City', $count: 'true' }), {}, true);
+  t.regex(ordered.page.sql, /left join addresses/);
+  t.notRegex(ordered.count!.sql, /left join/);
+  const filtered = listStatements(plan({ $filter: `Address/City eq 'x'`, $count: 'true' }), {}, true);
+  t.regex(filtered.count!.sql, /left join addresses \w+ on \w+\.id = r\.address_id where \w+\.city = \?::text/);
+  t.deepEqual(filtered.count!.params, ['x']);
+});
