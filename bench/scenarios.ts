@@ -1,6 +1,7 @@
 import { Scheme } from '../domain/entities';
 import { parseReadOptions } from '../domain/queries/read-options';
-import { countSql, keyedSql, listSql } from '../db/query/entity-reader';
+import { keyedSql, listStatements as readStatements } from '../db/query/entity-reader';
+import { planRead } from '../db/query/read-plan';
 
 /**
  * The benchmark scenarios of DESIGN §9. Each read names the service path and the statements the
@@ -85,10 +86,7 @@ export interface Statement {
 /** The statements the service runs for a list scenario: the page, and its count when asked. */
 export function listStatements(query: Record<string, string>): { page: Statement; count?: Statement } {
   const options = parseReadOptions(query, 1000);
-  return {
-    page: listSql(Scheme, options, BUDGET),
-    count: options.count ? countSql(Scheme, options) : undefined,
-  };
+  return readStatements(planRead(Scheme, options), BUDGET, options.count);
 }
 
 /** The statement of a keyed read of one scheme. */

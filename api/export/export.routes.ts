@@ -6,6 +6,7 @@ import { parseReadOptions, type ReadOptions } from '../../domain/queries/read-op
 import type { ReadLimits } from '../../domain/queries/read-limits';
 import type { EntityDefinition } from '../../domain/entities';
 import { exportHeader, openExportStream, type ExportFormat } from '../../db/query/entity-export';
+import { planRead } from '../../db/query/read-plan';
 import { requireDefaultPolicy } from '../auth/require-role';
 import { readableEntityOf } from '../entities/entity-key';
 import { callerOf } from '../auth/caller';
@@ -89,7 +90,7 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
     options: ReadOptions,
     format: ExportFormat,
   ): Promise<void> {
-    const rows = await openExportStream(deps.knex, entity, options, format);
+    const rows = await openExportStream(deps.knex, planRead(entity, options), format);
     res.status(200);
     res.setHeader('Content-Type', MEDIA_TYPE[format]);
     res.setHeader('Content-Disposition', `attachment; filename="${entity.route}.${format}"`);

@@ -2,13 +2,13 @@ import type { Knex } from 'knex';
 import type { EntityDefinition } from '../../domain/entities';
 import type { ExpandItem } from '../../domain/odata';
 import type { ReadOptions } from '../../domain/queries/read-options';
-import { EntityScope, type RowSource } from './entity-scope';
-import { FilterCompiler } from './filter.compiler';
-import { documentSql, orderSql } from './representation.sql';
-import { SqlContext } from './sql-context';
 import { badRequest } from '../../domain/errors/domain-error';
+import { EntityScope, filterSql, orderSql } from './entity-scope';
+import { entitySource } from '../../domain/queries/path-resolver';
+import { planDocument, planRead, type ReadPlan } from './read-plan';
 import type { ReadDb } from './read-timeout';
-import { searchExtra, type ExtraCondition } from './search-condition';
+import { documentSql } from './representation.sql';
+import { SqlBuilder } from './sql-builder';
 
 /**
  * Read-side queries: they skip the domain model and go straight to SQL (one statement per page,
@@ -28,48 +28,46 @@ export interface KeyedRow {
   digest?: string;
 }
 
-function entitySource(entity: EntityDefinition): RowSource {
-  return { kind: 'entity', def: entity };
-}
-
-interface CompiledWhere {
-  ctx: SqlContext;
-  scope: EntityScope;
-  where: string[];
-}
-
-/** The filter and the search of a read, compiled together (the search travels in the options). */
-function compileWhere(entity: EntityDefinition, options: ReadOptions): CompiledWhere & { extra?: ExtraCondition } {
-  const extra = searchExtra(entity, options);
-  const ctx = new SqlContext();
-  const scope = new EntityScope(entitySource(entity), 'r', ctx, '$filter');
-  const where: string[] = [];
-  if (options.filter) where.push(FilterCompiler.compile(options.filter, scope));
-  if (extra) {
-    where.push(extra.sql);
-    ctx.params.push(...extra.params);
-  }
-  return { ctx, scope, where, extra };
-}
-
-function whereSql(where: string[]): string {
-  return where.length ? `where ${where.join(' and ')}` : '';
+/** A statement ready for knex: its text and its bindings in text order. */
+export interface Statement {
+  sql: string;
+  params: unknown[];
 }
 
 /**
- * `from … where … order by …` of the root rows a read selects (table alias `r`), before any page
- * cut. List pages and exports share it, so both select and order the same rows.
+ * The rows a read selects (table alias `r`): `from … where …`, and its `order by`. The WHERE is
+ * compiled once and shared by the page and its count (one builder numbers their parameters).
  */
-export function rootRowsSql(entity: EntityDefinition, options: ReadOptions): { sql: string; ctx: SqlContext } {
-  const { ctx, scope, where, extra } = compileWhere(entity, options);
-  const orderParts: string[] = [];
-  if (!options.orderby.length && extra?.defaultOrder) {
-    orderParts.push(extra.defaultOrder.sql);
-    ctx.params.push(...extra.defaultOrder.params);
-  }
-  orderParts.push(orderSql(options.orderby, scope, '$orderby'));
-  const sql = `from ${entity.table} r ${scope.joinSql.join(' ')} ${whereSql(where)} order by ${orderParts.join(', ')}`;
-  return { sql, ctx };
+interface RootRows {
+  builder: SqlBuilder;
+  from: string;
+  orderBy: string;
+  /** `from` without the joins only the ordering needs (a count has no ordering). */
+  countFrom: string;
+}
+
+function rootRows(plan: ReadPlan, builder = new SqlBuilder()): RootRows {
+  const scope = new EntityScope(plan.source, 'r', builder);
+  const where: string[] = [];
+  if (plan.filter) where.push(filterSql(plan.filter, scope));
+  if (plan.search) where.push(builder.embed(plan.search.sql, plan.search.params));
+  const whereSql = where.length ? `where ${where.join(' and ')}` : '';
+  const countFrom = `from ${plan.entity.table} r ${scope.joinSql.join(' ')} ${whereSql}`;
+  const defaults = plan.search?.defaultOrder
+    ? [builder.embed(plan.search.defaultOrder.sql, plan.search.defaultOrder.params)]
+    : [];
+  const orderBy = orderSql(plan.ordering, scope, defaults);
+  const from = `from ${plan.entity.table} r ${scope.joinSql.join(' ')} ${whereSql}`;
+  return { builder, from, orderBy, countFrom };
+}
+
+/**
+ * `from … where … order by …` of the root rows a read selects, before any page cut. List pages
+ * and exports share it, so both select and order the same rows.
+ */
+export function rootRowsSql(plan: ReadPlan, builder: SqlBuilder): string {
+  const rows = rootRows(plan, builder);
+  return `${rows.from} order by ${rows.orderBy}`;
 }
 
 /**
@@ -98,51 +96,59 @@ function tooLargeUnlessSent(row: { json: string | null; bytes: number } | undefi
 /**
  * Root rows are paged first (filter, order, limit, offset over the base table and the joins its
  * paths need), then the JSON is built for that page only, so skipped rows cost no expansion.
+ * With `withCount`, the count statement shares the page's compiled WHERE.
  */
-export function listSql(
-  entity: EntityDefinition,
-  options: ReadOptions,
+export function listStatements(
+  plan: ReadPlan,
   budget: ReadBudget = {},
-): { sql: string; params: unknown[] } {
-  const { sql: rows, ctx } = rootRowsSql(entity, options);
-  const limit = ctx.param(options.top);
-  const offset = ctx.param(options.skip);
-  const page = `select r.id ${rows} limit ${limit} offset ${offset}`;
-  // The document precedes the page in the statement's text, so its parameters come first.
-  const docCtx = new SqlContext('e', options.expandTop);
-  const doc = documentSql(entitySource(entity), 'd', 'list', options.expand, docCtx);
+  withCount = false,
+): { page: Statement; count?: Statement } {
+  const rows = rootRows(plan);
+  const { builder } = rows;
+  const page = `select r.id ${rows.from} order by ${rows.orderBy} limit ${builder.param(plan.top)} offset ${builder.param(plan.skip)}`;
+  const doc = documentSql(plan.source, 'd', 'list', plan.document, builder);
   // array(subquery) keeps the page's order; ordinality carries it into the aggregate.
-  const inner = `select coalesce(json_agg(${doc} order by p.ord), '[]'::json)::text as json from unnest(array(${page})) with ordinality as p(id, ord) join ${entity.table} d on d.id = p.id`;
-  return { sql: capped(inner, budget), params: [...docCtx.params, ...ctx.params] };
+  const inner = `select coalesce(json_agg(${doc} order by p.ord), '[]'::json)::text as json from unnest(array(${page})) with ordinality as p(id, ord) join ${plan.entity.table} d on d.id = p.id`;
+  return {
+    page: builder.statement(capped(inner, budget)),
+    count: withCount ? builder.statement(countText(rows)) : undefined,
+  };
 }
 
-/** One page of a list read, as JSON text (its `$count` is `countEntities`, run beside it). */
+/** The count of rows a read selects (same filter and search, no ordering or page). */
+export function countStatement(plan: ReadPlan): Statement {
+  const rows = rootRows(plan);
+  return rows.builder.statement(countText(rows));
+}
+
+function countText(rows: RootRows): string {
+  return `select count(*)::int as n ${rows.countFrom}`;
+}
+
+/** One page of a list read, as JSON text (its `$count` is `fetchCount`, run beside it). */
+export async function fetchPage(knex: ReadDb, statement: Statement, budget: ReadBudget = {}): Promise<Page> {
+  const rows = await knex.raw<{ rows: { json: string | null; bytes: number }[] }>(
+    statement.sql,
+    statement.params as Knex.RawBinding[],
+  );
+  const row = rows.rows[0];
+  tooLargeUnlessSent(row, budget);
+  return { json: row?.json ?? '[]' };
+}
+
+export async function fetchCount(knex: ReadDb, statement: Statement): Promise<number> {
+  const result = await knex.raw<{ rows: { n: number }[] }>(statement.sql, statement.params as Knex.RawBinding[]);
+  return result.rows[0]?.n ?? 0;
+}
+
+/** One page of a list read, planned and run (for callers without a plan of their own). */
 export async function listEntities(
   knex: ReadDb,
   entity: EntityDefinition,
   options: ReadOptions,
   budget: ReadBudget = {},
 ): Promise<Page> {
-  const { sql, params } = listSql(entity, options, budget);
-  const rows = await knex.raw<{ rows: { json: string | null; bytes: number }[] }>(sql, params as Knex.RawBinding[]);
-  const row = rows.rows[0];
-  tooLargeUnlessSent(row, budget);
-  return { json: row?.json ?? '[]' };
-}
-
-export async function countEntities(knex: ReadDb, entity: EntityDefinition, options: ReadOptions): Promise<number> {
-  const { sql, params } = countSql(entity, options);
-  const result = await knex.raw<{ rows: { n: number }[] }>(sql, params as Knex.RawBinding[]);
-  return result.rows[0]?.n ?? 0;
-}
-
-/** The count of rows a read selects (same filter and search, no ordering or page). */
-export function countSql(entity: EntityDefinition, options: ReadOptions): { sql: string; params: unknown[] } {
-  const { ctx, scope, where } = compileWhere(entity, options);
-  return {
-    sql: `select count(*)::int as n from ${entity.table} r ${scope.joinSql.join(' ')} ${whereSql(where)}`,
-    params: ctx.params,
-  };
+  return fetchPage(knex, listStatements(planRead(entity, options), budget).page, budget);
 }
 
 /** The statement of a plain keyed read per entity and budget: the same text whatever the key. */
@@ -162,7 +168,7 @@ export function keyedSql(
   entity: EntityDefinition,
   id: number,
   read: readonly ExpandItem[] | KeyedReadOptions = [],
-): { sql: string; params: unknown[] } {
+): Statement {
   const {
     expand = [],
     expandTop,
@@ -171,14 +177,16 @@ export function keyedSql(
   const cacheKey = `${entity.name}:${maxResponseBytes ?? ''}`;
   const cached = expand.length ? undefined : plainKeyedSql.get(cacheKey);
   if (cached) return { sql: cached, params: [id] };
-  const ctx = new SqlContext('t', expandTop);
-  const doc = documentSql(entitySource(entity), 'd', 'keyed', expand, ctx);
-  const inner = `select ${doc}::text as json, d.version from ${entity.table} d where d.id = ${ctx.param(id)}`;
+  const source = entitySource(entity);
+  const plan = planDocument(source, expand, expandTop);
+  const builder = new SqlBuilder();
+  const doc = documentSql(source, 'd', 'keyed', plan, builder);
+  const inner = `select ${doc}::text as json, d.version from ${entity.table} d where d.id = ${builder.param(id)}`;
   const digest = expand.length ? ', md5(j.json) as digest' : '';
-  const sql = capped(inner, { maxResponseBytes }, `, j.version${digest}`);
+  const statement = builder.statement(capped(inner, { maxResponseBytes }, `, j.version${digest}`));
   // Only a statement whose one parameter is the key can be reused for another key.
-  if (!expand.length && ctx.params.length === 1) plainKeyedSql.set(cacheKey, sql);
-  return { sql, params: ctx.params };
+  if (!expand.length && statement.params.length === 1) plainKeyedSql.set(cacheKey, statement.sql);
+  return statement;
 }
 
 /** One entity as a keyed GET shows it (full form, Geometry included), or null. */

@@ -1,142 +1,114 @@
-import {
-  entityByName,
-  ownedRecordByName,
-  type CollectionField,
-  type EntityDefinition,
-  type OwnedRecordDefinition,
-  type RelationField,
-  type ScalarField,
-} from '../../domain/entities';
-import { SqlContext, queryError } from './sql-context';
-
-/** Something rows can be read from: an entity with a route, or an owned record (Notes, Tags…). */
-export type RowSource = { kind: 'entity'; def: EntityDefinition } | { kind: 'owned'; def: OwnedRecordDefinition };
-
-export function rowSource(typeName: string): RowSource {
-  const owned = ownedRecordByName(typeName);
-  return owned ? { kind: 'owned', def: owned } : { kind: 'entity', def: entityByName(typeName) };
-}
-
-export function fieldsOf(source: RowSource): Record<string, ScalarField> {
-  return source.def.fields;
-}
-export function relationsOf(source: RowSource): Record<string, RelationField> {
-  return source.kind === 'entity' ? source.def.relations : {};
-}
-export function collectionsOf(source: RowSource): Record<string, CollectionField> {
-  return source.kind === 'entity' ? source.def.collections : {};
-}
+import type { ColumnRef, Hop, PlannedExpr, PlannedOrdering } from '../../domain/queries/filter-plan';
+import type { RowSource } from '../../domain/queries/path-resolver';
+import type { SqlBuilder } from './sql-builder';
 
 /**
- * Members of a definition by a client-given name: own properties only, so `constructor`,
- * `__proto__` or `toString` are unknown names rather than Object.prototype's (DESIGN §13).
- */
-function own<T>(record: Record<string, T>, name: string): T | undefined {
-  return Object.hasOwn(record, name) ? record[name] : undefined;
-}
-export function fieldOf(source: RowSource, name: string): ScalarField | undefined {
-  return own(fieldsOf(source), name);
-}
-export function relationOf(source: RowSource, name: string): RelationField | undefined {
-  return own(relationsOf(source), name);
-}
-export function collectionOf(source: RowSource, name: string): CollectionField | undefined {
-  return own(collectionsOf(source), name);
-}
-
-/** What a property path resolved to. */
-export type Resolved =
-  | { kind: 'scalar'; sql: string; field: ScalarField; name: string }
-  /** An `Id` (the row's own or a relation's): compared by decoding the client's encoded value. */
-  | { kind: 'id'; sql: string; typeName: string; acceptsBareIntegers: boolean }
-  | { kind: 'collection'; source: RowSource; collection: CollectionField; parentAlias: string; name: string };
-
-/**
- * The rows a filter or ordering is evaluated against, with the left joins that single-valued
- * navigation paths need (many-to-one, so joins never multiply rows). Lambda bodies get a child
- * scope whose variable names the collection row; other paths there resolve against the parent.
+ * The rows a planned filter or ordering is emitted against, with the left joins its paths need
+ * (one per path, shared by every reference). A lambda body's scope is a child (one level down)
+ * whose joins go into its own subquery. Everything here was resolved by the plan: nothing fails.
  */
 export class EntityScope {
-  private readonly joins = new Map<string, { alias: string; source: RowSource }>();
+  private readonly joins = new Map<string, string>();
   readonly joinSql: string[] = [];
+  readonly level: number;
 
   constructor(
     readonly source: RowSource,
     readonly alias: string,
-    readonly ctx: SqlContext,
-    readonly option: string,
-    readonly variable: string | null = null,
+    readonly builder: SqlBuilder,
     readonly parent: EntityScope | null = null,
-  ) {}
-
-  resolve(segments: string[], position: number): Resolved {
-    if (this.variable !== null) {
-      if (segments[0] === this.variable) return this.resolveFrom(segments.slice(1), position);
-      if (this.parent) return this.parent.resolve(segments, position);
-    }
-    return this.resolveFrom(segments, position);
+  ) {
+    this.level = parent ? parent.level + 1 : 0;
   }
 
-  private resolveFrom(segments: string[], position: number): Resolved {
-    if (segments.length === 0) throw queryError(this.option, 'a lambda variable needs a property after it', position);
-    let source = this.source;
+  /** The alias of the row a reference starts from after its joins. */
+  rowAlias(level: number, hops: readonly Hop[]): string {
+    if (level < this.level) {
+      if (!this.parent) throw new Error(`no scope at level ${level}`);
+      return this.parent.rowAlias(level, hops);
+    }
     let alias = this.alias;
-    let prefix = '';
-    for (let i = 0; i < segments.length; i++) {
-      const name = segments[i]!;
-      const last = i === segments.length - 1;
-      if (name === 'Id') {
-        if (!last) throw queryError(this.option, `'Id' has no properties`, position);
-        return {
-          kind: 'id',
-          sql: `${alias}.id`,
-          typeName: source.def.name,
-          acceptsBareIntegers: source.kind === 'entity' && source.def.acceptsBareIntegerKeys,
-        };
-      }
-      const field = fieldOf(source, name);
-      if (field) {
-        if (!last) throw queryError(this.option, `'${name}' has no properties`, position);
-        return { kind: 'scalar', sql: `${alias}.${field.column}`, field, name };
-      }
-      const relation = relationOf(source, name);
-      if (relation) {
-        const target = rowSource(relation.target);
-        // `Relation/Id` (and `Relation eq null`) need no join: the foreign key is the related key.
-        if (last || (segments[i + 1] === 'Id' && i + 1 === segments.length - 1)) {
-          return {
-            kind: 'id',
-            sql: `${alias}.${relation.column}`,
-            typeName: target.def.name,
-            acceptsBareIntegers: target.kind === 'entity' && target.def.acceptsBareIntegerKeys,
-          };
-        }
-        prefix = `${prefix}/${name}`;
-        alias = this.join(prefix, target, `${alias}.${relation.column}`);
-        source = target;
-        continue;
-      }
-      const collection = collectionOf(source, name);
-      if (collection) {
-        if (!last)
-          throw queryError(
-            this.option,
-            `'${name}' is a collection: use ${name}/any(...) or ${name}/all(...)`,
-            position,
-          );
-        return { kind: 'collection', source: rowSource(collection.target), collection, parentAlias: alias, name };
-      }
-      throw queryError(this.option, `unknown property '${name}' of ${source.def.name}`, position);
-    }
-    throw queryError(this.option, 'empty property path', position);
-  }
-
-  private join(key: string, target: RowSource, foreignKeySql: string): string {
-    const existing = this.joins.get(key);
-    if (existing) return existing.alias;
-    const alias = this.ctx.alias();
-    this.joins.set(key, { alias, source: target });
-    this.joinSql.push(`left join ${target.def.table} ${alias} on ${alias}.id = ${foreignKeySql}`);
+    for (const hop of hops) alias = this.join(hop, alias);
     return alias;
   }
+
+  columnSql(ref: ColumnRef): string {
+    return `${this.rowAlias(ref.level, ref.hops)}.${ref.column}`;
+  }
+
+  private join(hop: Hop, fromAlias: string): string {
+    const existing = this.joins.get(hop.key);
+    if (existing) return existing;
+    const alias = this.builder.alias();
+    this.joins.set(hop.key, alias);
+    this.joinSql.push(`left join ${hop.target.def.table} ${alias} on ${alias}.id = ${fromAlias}.${hop.column}`);
+    return alias;
+  }
+}
+
+/** The SQL of the text functions of FILTER_FUNCTIONS (domain/odata/filter-functions.ts). */
+const SQL_FUNCTION = { tolower: 'lower', toupper: 'upper', trim: 'btrim', length: 'char_length' } as const;
+
+/** A planned filter as a SQL boolean, its literals bound as parameters. */
+export function filterSql(expr: PlannedExpr, scope: EntityScope): string {
+  const sql = (e: PlannedExpr) => filterSql(e, scope);
+  switch (expr.kind) {
+    case 'column':
+      return scope.columnSql(expr.ref);
+    case 'param':
+      return scope.builder.param(expr.value, expr.cast);
+    case 'boolean':
+      return expr.value ? 'true' : 'false';
+    case 'not':
+      return `not (${sql(expr.operand)})`;
+    case 'logic':
+      return `(${sql(expr.left)} ${expr.op} ${sql(expr.right)})`;
+    case 'compare':
+      return `${sql(expr.left)} ${expr.op} ${sql(expr.right)}`;
+    case 'isNull':
+      return `${sql(expr.subject)} is ${expr.negated ? 'not ' : ''}null`;
+    case 'in': {
+      const subject = sql(expr.subject);
+      return `${subject} in (${expr.list.map(sql).join(', ')})`;
+    }
+    case 'like': {
+      const subject = sql(expr.subject);
+      return `${subject} like ${scope.builder.param(expr.pattern)}`;
+    }
+    case 'textMatch': {
+      const subject = sql(expr.subject);
+      if (expr.fn === 'contains') return `strpos(${subject}, ${sql(expr.other)}) > 0`;
+      const side = expr.fn === 'startswith' ? 'left' : 'right';
+      const length = `char_length(${sql(expr.other)})`;
+      return `${side}(${subject}, ${length}) = ${sql(expr.other)}`;
+    }
+    case 'function':
+      return `${SQL_FUNCTION[expr.fn]}(${sql(expr.arg)})`;
+    case 'extract': {
+      const arg = sql(expr.arg);
+      return `extract(${expr.part} from ${expr.utc ? `(${arg} at time zone 'UTC')` : arg})::int`;
+    }
+    case 'lambda': {
+      const { collection } = expr;
+      const parentAlias = scope.rowAlias(collection.level, collection.hops);
+      const alias = scope.builder.alias();
+      const child = new EntityScope(collection.target, alias, scope.builder, scope);
+      const body = expr.body ? filterSql(expr.body, child) : 'true';
+      const from = `from ${collection.target.def.table} ${alias} ${child.joinSql.join(' ')} where ${alias}.${collection.collection.foreignKey} = ${parentAlias}.id`;
+      if (expr.op === 'any') return `exists (select 1 ${from} and ${body})`;
+      // A member whose condition is unknown (a null compared) does not satisfy `all` either.
+      return `not exists (select 1 ${from} and (${body}) is not true)`;
+    }
+  }
+}
+
+/**
+ * ORDER BY of a planned ordering: its items, or `defaults` when the client gave none, then the
+ * key as the final tie-breaker so pages are stable.
+ */
+export function orderSql(ordering: PlannedOrdering, scope: EntityScope, defaults: readonly string[] = []): string {
+  const parts = ordering.items.map((item) => `${scope.columnSql(item.ref)} ${item.direction}`);
+  if (ordering.byDefault) parts.push(...defaults);
+  if (!ordering.ordersByKey) parts.push(`${scope.alias}.id`);
+  return parts.join(', ');
 }

@@ -1,5 +1,5 @@
 import type { EntityDefinition } from '../../domain/entities';
-import { collectionOf, fieldOf, relationOf, rowSource, type RowSource } from '../query/entity-scope';
+import { entitySource, resolvePath, type RowSource } from '../../domain/queries/path-resolver';
 
 /**
  * A search field's property path (`Companies/Company/Name`) walked through the definitions: each
@@ -12,31 +12,22 @@ export type PathStep =
   | { kind: 'text'; column: string };
 
 export function walkPath(entity: EntityDefinition, path: string): PathStep[] {
-  const steps: PathStep[] = [];
-  let source: RowSource = { kind: 'entity', def: entity };
   const segments = path.split('/');
-  segments.forEach((name, i) => {
+  const { steps, failure } = resolvePath(entitySource(entity), segments);
+  const unusable = (name: string) =>
+    new Error(`search path ${entity.name}.${path}: '${name}' is not a usable property`);
+  const walked = steps.map((step, i): PathStep => {
     const last = i === segments.length - 1;
-    const field = fieldOf(source, name);
-    if (field && last) {
-      steps.push({ kind: 'text', column: field.column });
-      return;
+    if (step.kind === 'field' && last) return { kind: 'text', column: step.field.column };
+    if (step.kind === 'relation' && !last)
+      return { kind: 'relation', column: step.relation.column, target: step.target };
+    if (step.kind === 'collection' && !last) {
+      return { kind: 'collection', foreignKey: step.collection.foreignKey, target: step.target };
     }
-    const relation = relationOf(source, name);
-    if (relation && !last) {
-      source = rowSource(relation.target);
-      steps.push({ kind: 'relation', column: relation.column, target: source });
-      return;
-    }
-    const collection = collectionOf(source, name);
-    if (collection && !last) {
-      source = rowSource(collection.target);
-      steps.push({ kind: 'collection', foreignKey: collection.foreignKey, target: source });
-      return;
-    }
-    throw new Error(`search path ${entity.name}.${path}: '${name}' is not a usable property`);
+    throw unusable(step.name);
   });
-  return steps;
+  if (failure) throw unusable(segments[failure.index]!);
+  return walked;
 }
 
 /** SQL text of a search path for the row under `alias` (collections joined by spaces). */

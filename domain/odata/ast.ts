@@ -1,7 +1,9 @@
 /**
  * Typed AST for the OData query options the API accepts ($filter, $orderby, $expand, $search).
- * The SQL compiler consumes these shapes; spans let it point at the offending text in a 400.
+ * The read plan (domain/queries/filter-plan.ts) consumes these shapes; spans let it point at the
+ * offending text in a 400.
  */
+import type { FilterFunction } from './filter-functions';
 
 /** 0-based offsets into the option's text, `end` exclusive. */
 export interface Span {
@@ -27,8 +29,8 @@ export type Expr =
   | { kind: 'binary'; op: BinaryOp; left: Expr; right: Expr; span: Span }
   | { kind: 'not'; operand: Expr; span: Span }
   | { kind: 'in'; left: Expr; list: Expr[]; span: Span }
-  /** `name` is a key of FUNCTION_ARITY; typed as string so the compiler can switch without casts. */
-  | { kind: 'call'; name: string; args: Expr[]; span: Span }
+  /** A function of FILTER_FUNCTIONS, with as many arguments as it takes. */
+  | { kind: 'call'; name: FilterFunction; args: Expr[]; span: Span }
   /** `Companies/any()` has variable null and body null. */
   | {
       kind: 'lambda';

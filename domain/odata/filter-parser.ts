@@ -4,6 +4,7 @@
  * Comparisons do not chain (`A eq B eq C` is an error), which catches typos early.
  */
 import { BinaryOp, ComparisonOp, Expr, LiteralExpr } from './ast';
+import { FILTER_FUNCTIONS, filterFunction } from './filter-functions';
 import { isKeyword, isPunct, ParseContext } from './parse-context';
 import { Token } from './query-lexer';
 
@@ -11,20 +12,6 @@ const COMPARISON_OPS: ReadonlySet<string> = new Set<ComparisonOp>(['eq', 'ne', '
 
 /** Words that cannot start an operand, so `Name eq and` fails here instead of naming a field "and". */
 const RESERVED: ReadonlySet<string> = new Set([...COMPARISON_OPS, 'and', 'or', 'not', 'in']);
-
-/** The `$filter` functions (DESIGN §5) and how many arguments each takes; the compiler relies on this check. */
-const FUNCTION_ARITY: ReadonlyMap<string, number> = new Map([
-  ['contains', 2],
-  ['startswith', 2],
-  ['endswith', 2],
-  ['tolower', 1],
-  ['toupper', 1],
-  ['length', 1],
-  ['trim', 1],
-  ['year', 1],
-  ['month', 1],
-  ['day', 1],
-]);
 
 export function parseFilter(text: string, maxNodes?: number): Expr {
   const ctx = new ParseContext(text, '$filter', maxNodes);
@@ -150,19 +137,20 @@ function parseIdentifierExpression(ctx: ParseContext, token: Token): Expr {
 
 function parseCall(ctx: ParseContext): Expr {
   const name = ctx.next();
-  const arity = FUNCTION_ARITY.get(name.text);
-  if (arity === undefined) {
+  const fn = filterFunction(name.text);
+  if (fn === undefined) {
     throw ctx.error(name.start, name.text, `unknown function '${name.text}'`);
   }
+  const { arity } = FILTER_FUNCTIONS[fn];
   const open = ctx.next();
   const args = ctx.nested(open, () => (isPunct(ctx.peek(), ')') ? [] : parseCommaSeparated(ctx, () => parseOr(ctx))));
   const close = ctx.expect(')');
   if (args.length !== arity) {
-    const plural = arity === 1 ? 'argument' : 'arguments';
+    const plural = (arity as number) === 1 ? 'argument' : 'arguments';
     const detail = `function '${name.text}' takes ${arity} ${plural} but got ${args.length},`;
     throw ctx.error(name.start, name.text, detail);
   }
-  return { kind: 'call', name: name.text, args, span: { start: name.start, end: close.end } };
+  return { kind: 'call', name: fn, args, span: { start: name.start, end: close.end } };
 }
 
 /** `Address/City`, or a lambda `Companies/any(c: c/Company/Id eq 'x')` / `Companies/any()`. */

@@ -1,0 +1,151 @@
+import type { EntityDefinition } from '../../domain/entities';
+import type { ExpandItem } from '../../domain/odata';
+import type { ReadOptions } from '../../domain/queries/read-options';
+import {
+  planFilter,
+  planOrdering,
+  queryError,
+  type PlannedExpr,
+  type PlannedOrdering,
+} from '../../domain/queries/filter-plan';
+import {
+  collectionsOf,
+  entitySource,
+  memberOf,
+  relationsOf,
+  rowSource,
+  type RowSource,
+} from '../../domain/queries/path-resolver';
+import { searchExtra, type ExtraCondition } from './search-condition';
+
+/**
+ * The plan stage of a read (parse → plan → SQL, as PostgREST): the parsed options resolved against
+ * the definitions once — every name, every type, every `$expand` at every level — into what the
+ * SQL builders consume. Every client error (400) of a read is raised here, before any SQL exists.
+ */
+
+/** What one row's document shows beyond its own fields: expanded relations and collections. */
+export interface DocumentPlan {
+  relations: ReadonlyMap<string, DocumentPlan>;
+  collections: ReadonlyMap<string, CollectionPlan>;
+}
+
+/** An expanded collection: the document of each item, and which items in which order. */
+export interface CollectionPlan {
+  document: DocumentPlan;
+  filter?: PlannedExpr;
+  ordering: PlannedOrdering;
+  top?: number;
+  skip?: number;
+}
+
+export interface ReadPlan {
+  entity: EntityDefinition;
+  source: RowSource;
+  /** `$search`, compiled against the search read model (it travels inside the plan). */
+  search?: ExtraCondition;
+  filter?: PlannedExpr;
+  ordering: PlannedOrdering;
+  document: DocumentPlan;
+  top: number;
+  skip: number;
+}
+
+export const PLAIN_DOCUMENT: DocumentPlan = { relations: new Map(), collections: new Map() };
+export const DEFAULT_ORDERING: PlannedOrdering = { items: [], byDefault: true, ordersByKey: false };
+
+/** A list read or an export: the rows (search, filter, order, page) and their documents. */
+export function planRead(entity: EntityDefinition, options: ReadOptions): ReadPlan {
+  const plan = planRows(entity, options);
+  plan.ordering = planOrdering(options.orderby, plan.source, '$orderby');
+  plan.document = planDocument(plan.source, options.expand, options.expandTop);
+  return plan;
+}
+
+/** A count (`$count`, `/$count`): only what selects rows; ordering and expansions play no part. */
+export function planCount(entity: EntityDefinition, options: ReadOptions): ReadPlan {
+  return planRows(entity, options);
+}
+
+function planRows(entity: EntityDefinition, options: ReadOptions): ReadPlan {
+  const source = entitySource(entity);
+  const search = searchExtra(entity, options);
+  return {
+    entity,
+    source,
+    search,
+    filter: options.filter ? planFilter(options.filter, source) : undefined,
+    ordering: DEFAULT_ORDERING,
+    document: PLAIN_DOCUMENT,
+    top: options.top,
+    skip: options.skip,
+  };
+}
+
+/**
+ * `$expand` resolved against `source`. `expandTop` caps an expanded collection that has no `$top`
+ * of its own (MAX_EXPAND_TOP). Owned collections are part of the entity itself (a client may PUT
+ * back what it read, and a cut list would delete the rest); they are bounded by what a write body
+ * can hold instead.
+ */
+export function planDocument(source: RowSource, items: readonly ExpandItem[], expandTop?: number): DocumentPlan {
+  if (items.length === 0) return PLAIN_DOCUMENT;
+  const expanded = expandMap(items, source);
+  const relations = new Map<string, DocumentPlan>();
+  const collections = new Map<string, CollectionPlan>();
+  for (const [name, relation] of Object.entries(relationsOf(source))) {
+    const item = expanded.get(name);
+    if (!item) continue;
+    const { options } = item;
+    if (options.filter || options.orderby || options.top !== undefined || options.skip !== undefined) {
+      throw queryError(
+        '$expand',
+        `'${name}' is a single related entity: only $expand applies inside its parentheses`,
+        item.span.start,
+      );
+    }
+    relations.set(name, planDocument(rowSource(relation.target), options.expand ?? [], expandTop));
+  }
+  for (const [name, collection] of Object.entries(collectionsOf(source))) {
+    const item = expanded.get(name);
+    if (!item) continue;
+    const target = rowSource(collection.target);
+    const { options } = item;
+    const document = planDocument(target, options.expand ?? [], expandTop);
+    const filter = options.filter ? planFilter(options.filter, target, '$expand') : undefined;
+    const ordering = planOrdering(options.orderby ?? [], target, '$expand');
+    const top = options.top ?? (!collection.alwaysPopulated && !collection.owned ? expandTop : undefined);
+    collections.set(name, { document, filter, ordering, top, skip: options.skip });
+  }
+  return { relations, collections };
+}
+
+/** Expansions by navigation name, `A/B` folded into `A($expand=B)` and repeats merged. */
+function expandMap(items: readonly ExpandItem[], source: RowSource): Map<string, ExpandItem> {
+  const map = new Map<string, ExpandItem>();
+  for (const item of items) {
+    const [name, ...rest] = item.path;
+    if (!name) continue;
+    const member = memberOf(source, name);
+    // `$expand` applies to Notes, Tags and ExternalLinks without effect (spec 2.2).
+    if (member?.kind !== 'relation' && member?.kind !== 'collection') {
+      throw queryError('$expand', `unknown relation '${name}' of ${source.def.name}`, item.span.start);
+    }
+    const normalised: ExpandItem = rest.length
+      ? { path: [name], span: item.span, options: { expand: [{ path: rest, options: item.options, span: item.span }] } }
+      : item;
+    const existing = map.get(name);
+    if (existing) {
+      map.set(name, {
+        ...existing,
+        options: {
+          ...existing.options,
+          expand: [...(existing.options.expand ?? []), ...(normalised.options.expand ?? [])],
+        },
+      });
+    } else {
+      map.set(name, normalised);
+    }
+  }
+  return map;
+}
