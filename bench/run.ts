@@ -73,9 +73,9 @@ async function eventBacklogDrained(): Promise<void> {
 }
 
 /** Starts a process with these node arguments (flags and entry file). */
-/** Waits (up to 15 s) until no other backend of the bench database is running a statement. */
+/** Waits (up to 60 s) until no other backend of the bench database is running a statement. */
 async function databaseIdle(db: pg.Pool): Promise<void> {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     const { rows } = await db.query<{ n: number }>(
       `select count(*)::int as n from pg_stat_activity where datname = current_database() and state = 'active' and pid <> pg_backend_pid()`,
@@ -253,6 +253,7 @@ async function main(): Promise<void> {
     }
   }
 
+  await databaseIdle(db);
   // Writes: POST minimal and PATCH, through the queue vs one direct transaction.
   for (const c of selected('POST') || selected('PATCH') ? CONCURRENCIES : []) {
     const post = {

@@ -8,7 +8,7 @@ import { countStatement, fetchCount, fetchPage, listStatements, readEntity } fro
 import { planCount, planRead } from '../../db/query/read-plan';
 import { withReadTimeout } from '../../db/query/read-timeout';
 import { keyOf, readableEntityOf } from './entity-key';
-import { etagOf } from './etag';
+import { etagOf } from '../../domain/writes/entity-version';
 
 export interface ReadRouteDeps {
   knex: Knex;
