@@ -10,9 +10,8 @@ import {
   type ScalarField,
   type ScalarKind,
 } from '../../domain/entities';
-import { createKnex } from '../../db/knex';
 import { encodedIdSql } from '../../db/sql/encoded-id.sql';
-import { createTestDatabase, type TestDatabase } from '../support/test-database';
+import { databasePerFile } from '../support/database-per-file';
 
 /**
  * Drift: the database the migrations build (npm test migrates an empty template database; this
@@ -45,16 +44,7 @@ const COLUMN_TYPES: Record<ScalarKind, string> = {
   stringList: 'jsonb',
 };
 
-let db: TestDatabase;
-let knex: Knex;
-test.before(async () => {
-  db = await createTestDatabase();
-  knex = createKnex(db.url, 2);
-});
-test.after.always(async () => {
-  await knex?.destroy();
-  await db?.drop();
-});
+const database = databasePerFile(2);
 
 // ---- what the definitions describe --------------------------------------------------------------
 
@@ -148,7 +138,7 @@ function describeOwnedRecord(record: OwnedRecordDefinition, out: Schema): void {
 /** Postgres's own rendering of the encoded Id expression of each type (so formatting cannot differ). */
 async function encodedIdExpressions(): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  await knex.transaction(async (trx) => {
+  await database.knex.transaction(async (trx: Knex.Transaction) => {
     for (const entity of ENTITIES.filter((e) => e.storesEncodedId)) {
       await trx.raw(
         `create temp table drift_probe (id integer, e text generated always as (${encodedIdSql(entity.name, 'id')}) stored) on commit drop`,
@@ -177,7 +167,7 @@ async function describedSchema(): Promise<Schema> {
 // ---- what the migrations built ------------------------------------------------------------------
 
 async function rows<T>(sql: string): Promise<T[]> {
-  return ((await knex.raw(sql)) as { rows: T[] }).rows;
+  return ((await database.knex.raw(sql)) as { rows: T[] }).rows;
 }
 
 async function migratedSchema(tables: readonly string[]): Promise<Schema> {

@@ -2,9 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
-import type { Knex } from 'knex';
-import { createKnex } from '../../db/knex';
-import { createTestDatabase, type TestDatabase } from '../support/test-database';
+import { databasePerFile } from '../support/database-per-file';
 
 /**
  * `npm run seed -- --schemes N` runs scripts/seed.sh, which uses DATABASE_URL when given and the
@@ -13,25 +11,16 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database'
  */
 
 const root = path.resolve(__dirname, '../../..');
-let db: TestDatabase;
-let knex: Knex;
-test.before(async () => {
-  db = await createTestDatabase();
-  knex = createKnex(db.url, 1);
-});
-test.after.always(async () => {
-  await knex?.destroy();
-  await db?.drop();
-});
+const database = databasePerFile(1);
 
 async function count(table: string): Promise<number> {
-  return (await knex(table).count<{ count: number }[]>('* as count'))[0]!.count;
+  return (await database.knex(table).count<{ count: number }[]>('* as count'))[0]!.count;
 }
 
 test('scripts/seed.sh seeds the given database with the schemes asked for', async (t) => {
   const { stderr } = await promisify(execFile)('bash', ['scripts/seed.sh', '--schemes', '3', '--seed', '7'], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: db.url },
+    env: { ...process.env, DATABASE_URL: database.current.url },
   });
   t.regex(stderr, /\[seed\] \d+ rows in .* search documents/);
   t.is(await count('schemes'), 3);
