@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { assertAuthConfigured, loadConfig } from '../infra/config/load-config';
 import { createLogger } from '../infra/logger';
 import { createApiRuntime } from './api-runtime';
+import { exitOnSignals } from '../infra/shutdown';
 import { isClusterPrimary, processCount, runClusterPrimary } from '../infra/cluster-primary';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -34,25 +35,16 @@ async function main(): Promise<void> {
   });
   server.keepAliveTimeout = 65_000;
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    const force = setTimeout(() => {
-      logger.error('shutdown grace period over; exiting');
-      process.exit(1);
-    }, SHUTDOWN_GRACE_MS);
-    force.unref();
-    server.close(async () => {
+  exitOnSignals(logger, {
+    what: 'in-flight requests',
+    graceMs: SHUTDOWN_GRACE_MS,
+    close: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await closed;
       await runtime.close();
-      logger.info('stopped');
-      process.exit(0);
-    });
-    server.closeIdleConnections();
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+    },
+  });
 }
 
 /** API_PROCESSES copies share the port under one primary (default: one process, no primary). */

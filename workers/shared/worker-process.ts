@@ -4,10 +4,14 @@ import { isClusterPrimary, processCount, runClusterPrimary } from '../../infra/c
 import type { Knex } from 'knex';
 import { createKnex } from '../../db/knex';
 import { createLogger, type Logger } from '../../infra/logger';
+import { exitOnSignals } from '../../infra/shutdown';
 import type { AppConfig } from '../../infra/config/load-config';
 import { loadConfig } from '../../infra/config/load-config';
 import { JobDispatcher, type JobHandlers } from './job-dispatcher';
 import type { QueueName } from '../../domain/queues/queue-contracts';
+
+/** How long a stopping worker waits for its active jobs before exiting anyway. */
+const CLOSE_TIMEOUT_MS = 15_000;
 
 /** What a worker kind needs to run: config, its own database pool and logger. */
 export interface WorkerContext {
@@ -50,7 +54,8 @@ export function runWorkerProcess(
     const logger = createLogger(name, config.logLevel);
     const running = await start(config, logger);
     logger.info({ concurrency: config.workerConcurrency }, `${name} worker ready`);
-    closeOnSignals(logger, () => running.close());
+    // `worker.close()` waits for active jobs without bound: an unfinished one is recovered as stalled.
+    exitOnSignals(logger, { what: 'active jobs', graceMs: CLOSE_TIMEOUT_MS, close: () => running.close() });
   };
   boot().catch((err: unknown) => {
     console.error(`[${name}] failed to start: ${err instanceof Error ? err.message : String(err)}`);
@@ -108,8 +113,6 @@ export interface RunWorkerOptions<Q extends QueueName> {
   stalledRecovery?: { lockDuration?: number; stalledInterval?: number; maxStalledCount?: number };
 }
 
-const CLOSE_TIMEOUT_MS = 15_000;
-
 /**
  * A BullMQ worker of `queue` with one processor, the queue's JobDispatcher. How long finished jobs
  * stay is each job's own option (domain/queues/job-registry.ts), so the worker sets none.
@@ -127,34 +130,4 @@ export function createQueueWorker<Q extends QueueName>(options: RunWorkerOptions
   });
   worker.on('error', (err) => options.logger.error({ queue: options.queue, err: err.message }, 'worker error'));
   return worker;
-}
-
-/**
- * Closes workers on SIGTERM/SIGINT. `worker.close()` waits for active jobs without bound
- * (DESIGN §11), so it is raced against a timeout; an unfinished job is then recovered as stalled.
- */
-function closeOnSignals(logger: Logger, close: () => Promise<void>): void {
-  let closing = false;
-  const stop = (signal: string) => {
-    if (closing) return;
-    closing = true;
-    logger.info({ signal }, 'stopping: finishing active jobs');
-    const timer = setTimeout(() => {
-      logger.error('active jobs did not finish in time; exiting');
-      process.exit(1);
-    }, CLOSE_TIMEOUT_MS);
-    timer.unref();
-    close().then(
-      () => {
-        logger.info('stopped');
-        process.exit(0);
-      },
-      (err: unknown) => {
-        logger.error({ err }, 'error while stopping');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
 }
