@@ -21,8 +21,8 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
 /** The service's BullMQ prefix in benchmark runs. */
 const QUEUE_PREFIX = 'bench';
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? '1,32').split(',').map(Number);
-const API_PORT = 3901;
-const FLOOR_PORT = 3902;
+const API_PORT = Number(process.env.BENCH_API_PORT ?? 3901);
+const FLOOR_PORT = Number(process.env.BENCH_FLOOR_PORT ?? 3902);
 const databaseUrl = process.env.DATABASE_URL!;
 /** BENCH_ONLY=keyed,post,… limits the run to some scenarios (scaling runs); empty runs all. */
 const ONLY = new Set((process.env.BENCH_ONLY ?? '').split(',').filter(Boolean));
