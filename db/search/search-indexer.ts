@@ -18,7 +18,10 @@ function weightOf(index: number, path: string): 'A' | 'B' | 'C' {
   return path.includes('/') ? 'C' : 'B';
 }
 
-/** Rebuilds the documents of `keys` of one entity (deleting those of rows that are gone). */
+/**
+ * Rebuilds the documents of `keys` of one entity (deleting those of rows that are gone). Unordered
+ * against concurrent rebuilds: the workers go through reindexDocuments.
+ */
 export async function reindex(knex: Knex, entity: EntityDefinition, keys: number[]): Promise<void> {
   const searchable = SEARCHABLE.find((s) => s.entity === entity);
   if (!searchable || keys.length === 0) return;
@@ -51,7 +54,7 @@ export async function reindex(knex: Knex, entity: EntityDefinition, keys: number
   );
 }
 
-/** SQL listing root keys whose path reaches, at `depth`, the row with key `?`. */
+/** SQL listing root keys whose path reaches, at `depth`, any of the rows with keys `?` (an int array). */
 function rootsReachingSql(root: EntityDefinition, steps: PathStep[], depth: number): string {
   const joins: string[] = [];
   let prev = 'r';
@@ -63,38 +66,51 @@ function rootsReachingSql(root: EntityDefinition, steps: PathStep[], depth: numb
       joins.push(`join ${step.target.def.table} ${a} on ${a}.${step.foreignKey} = ${prev}.id`);
     prev = a;
   }
-  return `select distinct r.id from ${root.table} r ${joins.join(' ')} where ${prev}.id = ?`;
+  return `select distinct r.id from ${root.table} r ${joins.join(' ')} where ${prev}.id = any(?::int[])`;
 }
 
 /**
- * Which documents an event changes: the entity's own, plus every searchable entity whose search
- * path passes through it (renaming a Company re-indexes its Schemes; changing an Address, the
+ * Which documents a burst of events changes: each entity's own, plus every searchable entity whose
+ * search path passes through it (renaming a Company re-indexes its Schemes; changing an Address, the
  * Schemes at it). A removed collection row is traced to its parent through the event's references.
+ * Set-based: one lookup per search path step and changed entity type, whatever the burst's size.
  */
-export async function affectedDocuments(knex: Knex, event: DomainEvent): Promise<Map<EntityDefinition, number[]>> {
+export async function affectedDocuments(
+  knex: Knex,
+  events: readonly DomainEvent[],
+): Promise<Map<EntityDefinition, number[]>> {
   const out = new Map<EntityDefinition, Set<number>>();
   const add = (entity: EntityDefinition, keys: number[]) => {
     const set = out.get(entity) ?? new Set<number>();
     keys.forEach((k) => set.add(k));
     out.set(entity, set);
   };
-  const changed = entityByName(event.entityType);
-  for (const { entity, fields } of SEARCHABLE) {
-    if (entity === changed) add(entity, [event.dbId]);
-    for (const [, steps] of fields) {
-      for (let i = 0; i < steps.length; i++) {
-        const step = steps[i]!;
-        if (step.kind === 'text' || step.target.def !== changed) continue;
-        if (step.kind === 'collection') {
-          // The parent one level up is named by the child's own reference: works after a delete.
-          const relation = Object.entries(changed.relations).find(([, r]) => r.column === step.foreignKey);
-          const parentKey = relation ? event.references?.[relation[0]] : undefined;
-          if (parentKey == null) continue;
-          if (i === 0) add(entity, [parentKey]);
-          else add(entity, await rootKeys(knex, entity, steps, i, parentKey));
-        } else if (event.name !== `${changed.name}Deleted`) {
-          // A deleted row can no longer be referenced (foreign keys restrict), so only updates matter.
-          add(entity, await rootKeys(knex, entity, steps, i + 1, event.dbId));
+  for (const [changed, group] of groupByEntity(events)) {
+    // A deleted row can no longer be referenced (foreign keys restrict), so fan-out through a
+    // relation only follows the rows that still exist.
+    const kept = group.filter((event) => event.name !== `${changed.name}Deleted`).map((event) => event.dbId);
+    for (const { entity, fields } of SEARCHABLE) {
+      if (entity === changed)
+        add(
+          entity,
+          group.map((event) => event.dbId),
+        );
+      for (const [, steps] of fields) {
+        for (let i = 0; i < steps.length; i++) {
+          const step = steps[i]!;
+          if (step.kind === 'text' || step.target.def !== changed) continue;
+          if (step.kind === 'collection') {
+            // The parent one level up is named by the child's own reference: works after a delete.
+            const relation = Object.entries(changed.relations).find(([, r]) => r.column === step.foreignKey);
+            const parentKeys = relation
+              ? group.map((event) => event.references?.[relation[0]]).filter((key): key is number => key != null)
+              : [];
+            if (parentKeys.length === 0) continue;
+            if (i === 0) add(entity, parentKeys);
+            else add(entity, await rootKeys(knex, entity, steps, i, parentKeys));
+          } else if (kept.length) {
+            add(entity, await rootKeys(knex, entity, steps, i + 1, kept));
+          }
         }
       }
     }
@@ -102,15 +118,58 @@ export async function affectedDocuments(knex: Knex, event: DomainEvent): Promise
   return new Map([...out].map(([entity, keys]) => [entity, [...keys]]));
 }
 
+function groupByEntity(events: readonly DomainEvent[]): Map<EntityDefinition, DomainEvent[]> {
+  const groups = new Map<EntityDefinition, DomainEvent[]>();
+  for (const event of events) {
+    const entity = entityByName(event.entityType);
+    if (!entity) continue; // an entity this release does not know changes no document it keeps
+    const group = groups.get(entity) ?? [];
+    group.push(event);
+    groups.set(entity, group);
+  }
+  return groups;
+}
+
 async function rootKeys(
   knex: Knex,
   root: EntityDefinition,
   steps: PathStep[],
   depth: number,
-  key: number,
+  keys: number[],
 ): Promise<number[]> {
-  const result = await knex.raw<{ rows: { id: number }[] }>(rootsReachingSql(root, steps, depth), [key]);
+  const result = await knex.raw<{ rows: { id: number }[] }>(rootsReachingSql(root, steps, depth), [keys]);
   return result.rows.map((r) => r.id);
+}
+
+/** First key of the advisory locks that serialise rebuilds of one entity type's documents. */
+const SEARCH_LOCK_SPACE = 0x5ea4c4;
+/** Keys per reindex statement. */
+const REINDEX_CHUNK = 1000;
+
+/**
+ * Rebuilds the given documents in one transaction that first takes, per entity type, an advisory
+ * lock shared by every rebuild of that type's documents (bursts and the full rebuild alike). Each
+ * statement's snapshot is then taken after every earlier rebuild committed, so documents only move
+ * forward: a rebuild that read an older row can never commit over one that read a newer row, as two
+ * concurrent upserts could. Locks are taken in one order (entity index), so two bursts never deadlock.
+ */
+export async function reindexDocuments(knex: Knex, documents: Map<EntityDefinition, number[]>): Promise<number> {
+  const work = [...documents]
+    .filter(([entity, keys]) => keys.length > 0 && SEARCHABLE.some((s) => s.entity === entity))
+    .sort(([a], [b]) => ENTITIES.indexOf(a) - ENTITIES.indexOf(b));
+  if (work.length === 0) return 0;
+  return knex.transaction(async (trx) => {
+    await trx.raw('select pg_advisory_xact_lock(?, e) from unnest(?::int[]) as e', [
+      SEARCH_LOCK_SPACE,
+      work.map(([entity]) => ENTITIES.indexOf(entity)),
+    ]);
+    let count = 0;
+    for (const [entity, keys] of work) {
+      for (let i = 0; i < keys.length; i += REINDEX_CHUNK) await reindex(trx, entity, keys.slice(i, i + REINDEX_CHUNK));
+      count += keys.length;
+    }
+    return count;
+  });
 }
 
 export interface RebuildProgress {
@@ -141,7 +200,7 @@ export async function rebuildAllDocuments(
       }[];
       if (rows.length === 0) break;
       const keys = rows.map((r) => r.id);
-      await reindex(knex, entity, keys);
+      await reindexDocuments(knex, new Map([[entity, keys]]));
       lastKey = keys[keys.length - 1]!;
       done += keys.length;
       documents += keys.length;

@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { COMMAND_NAMES } from '../commands/command';
 import type { SignedCommand } from '../commands/command-signature';
 import { ALL_EVENT_NAMES, type DomainEvent } from '../events/domain-event';
 import type { AddedJobOptions, JobOptions } from './job-options';
-import { PRUNE_RETENTION_JOB, QUEUE, REBUILD_VIEWS_JOB, type QueueName } from './queue-contracts';
+import { EVENT_BURST_JOB, PRUNE_RETENTION_JOB, QUEUE, REBUILD_VIEWS_JOB, type QueueName } from './queue-contracts';
 
 /**
  * The job registry: every kind of job the service adds, the queues it goes to, the names producers
@@ -38,7 +39,25 @@ export const JOBS = {
       removeOnFail: { age: 7 * DAY_S, count: 10_000 },
     },
   },
-  /** A committed domain event, for the search read model and the activity log. */
+  /**
+   * A burst of committed domain events, for the search read model and the activity log: what the
+   * relay publishes, one job per burst (up to EVENT_BURST_MAX events) per consumer queue.
+   */
+  eventBurst: {
+    queues: [QUEUE.views, QUEUE.notifications],
+    names: [EVENT_BURST_JOB],
+    options: {
+      attempts: 5,
+      backoff: { type: 'exponential', delay: 1000 },
+      removeOnComplete: { age: HOUR_S, count: 10_000 },
+      removeOnFail: { age: 7 * DAY_S, count: 10_000 },
+    },
+  },
+  /**
+   * One committed domain event as its own job (job name = event name): how releases before bursts
+   * published, still handled so jobs queued before an upgrade are not stranded, and a way to
+   * redeliver one event by hand.
+   */
   event: {
     queues: [QUEUE.views, QUEUE.notifications],
     names: ALL_EVENT_NAMES,
@@ -124,6 +143,32 @@ export function commandJob(command: SignedCommand): JobRequest<SignedCommand> {
  */
 export function eventJob(event: DomainEvent): JobRequest<DomainEvent> {
   return { name: event.name, data: event, opts: { ...JOBS.event.options, jobId: event.eventId } };
+}
+
+/** Most events one burst job carries: bounds a job's size (about 500 bytes an event) and a consumer's statement. */
+export const EVENT_BURST_MAX = 200;
+
+export interface EventBurstData {
+  events: DomainEvent[];
+}
+
+/**
+ * The job of a burst of events (at most EVENT_BURST_MAX), the same on each of
+ * `JOBS.eventBurst.queues`. Its id is derived from the event ids, so the same burst published twice
+ * (a crash between the add and the mark) is one job while that job is kept; the consumers are
+ * idempotent per event id for the rest (a burst regrouped by the sweep, a redelivery).
+ */
+export function eventBurstJob(events: readonly DomainEvent[]): JobRequest<EventBurstData> {
+  if (events.length === 0 || events.length > EVENT_BURST_MAX) {
+    throw new RangeError(`an event burst holds 1–${EVENT_BURST_MAX} events, not ${events.length}`);
+  }
+  const digest = createHash('sha256');
+  for (const event of events) digest.update(event.eventId).update('\n');
+  return {
+    name: EVENT_BURST_JOB,
+    data: { events: [...events] },
+    opts: { ...JOBS.eventBurst.options, jobId: `burst-${digest.digest('hex').slice(0, 40)}` },
+  };
 }
 
 export interface RebuildViewsData {

@@ -21,5 +21,11 @@ export const ALL_QUEUES: readonly QueueName[] = Object.values(QUEUE);
  */
 export const REBUILD_VIEWS_JOB = 'rebuild-views';
 
+/**
+ * Job of the `views` and `notifications` queues carrying a burst of committed events (the relay
+ * publishes one per burst per consumer queue; its data is `{ events }`, oldest first).
+ */
+export const EVENT_BURST_JOB = 'event-burst';
+
 /** Job (and job scheduler id) of the `maintenance` queue that prunes the outbox and the command log. */
 export const PRUNE_RETENTION_JOB = 'prune-retention';

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { startStack, type Stack } from '../support/stack';
 import { TestQueues, eventually } from '../support/queues';
 import { create, patch } from '../support/writes';
+import type { DomainEvent } from '../../domain/events/domain-event';
 import { QUEUE, REBUILD_VIEWS_JOB } from '../../domain/queues/queue-contracts';
 import { startCommandWorker } from '../../workers/commands/command-worker';
 import { startNotificationsWorker } from '../../workers/notifications/notifications-worker';
@@ -116,7 +117,7 @@ test.serial('every write family leaves one activity per event, also when an even
   const [outboxRow] = (await stack.knex('outbox').whereRaw(`event->>'entityId' = ?`, [company]).select('event')) as {
     event: { eventId: string; name: string };
   }[];
-  await queues.run(QUEUE.notifications, outboxRow!.event.name, outboxRow!.event, {
+  await queues.deliverSingle(QUEUE.notifications, outboxRow!.event as DomainEvent, {
     jobId: `${outboxRow!.event.eventId}-again`,
   });
   const rows = await stack.knex('activities').where({ event_id: outboxRow!.event.eventId });

@@ -1,8 +1,8 @@
 import test from 'ava';
 import type { Job } from 'bullmq';
 import type { DomainEvent } from '../../domain/events/domain-event';
-import { JOBS } from '../../domain/queues/job-registry';
-import { QUEUE } from '../../domain/queues/queue-contracts';
+import { JOBS, eventBurstJob } from '../../domain/queues/job-registry';
+import { EVENT_BURST_JOB, QUEUE } from '../../domain/queues/queue-contracts';
 import { startCommandWorker } from '../../workers/commands/command-worker';
 import { startNotificationsWorker } from '../../workers/notifications/notifications-worker';
 import { TestQueues, eventually } from '../support/queues';
@@ -50,7 +50,7 @@ test('with EVENT_PUBLISH_WINDOW_MS=0 a command is published and marked by its ow
     return found.publishedAt ? found : undefined;
   });
   t.is(event.name, 'CompanyCreated');
-  t.truthy(await queues.queue(QUEUE.views).getJob(event.eventId));
+  t.truthy(await queues.burstOf(QUEUE.views, event.eventId), 'its burst is on the views queue');
   // Handled through the notifications queue's one processor: the event's activity is there.
   await eventually(async () => (await stack.knex('activities').where({ event_id: event.eventId }).first()) as unknown);
   t.pass();
@@ -67,10 +67,11 @@ test('commands, events and rebuilds are queued with their registry options and j
   t.is(command.name, 'create');
   t.like(command.opts, JOBS.command.options);
 
-  for (const queue of JOBS.event.queues) {
-    const job = (await queues.queue(queue).getJob(event.eventId)) as Job;
-    t.is(job.name, 'CompanyCreated', queue);
-    t.like(job.opts, JOBS.event.options, queue);
+  for (const queue of JOBS.eventBurst.queues) {
+    const job = (await queues.burstOf(queue, event.eventId))!;
+    t.is(job.name, EVENT_BURST_JOB, queue);
+    t.like(job.opts, JOBS.eventBurst.options, queue);
+    t.is(job.id, eventBurstJob(job.data.events).opts.jobId, 'the id is the digest of its events');
   }
 
   const started = await stack.request('POST', '/Jobs/RebuildViews');

@@ -124,7 +124,7 @@ test.serial('the same event delivered twice leaves one activity; /Activities rea
   const event = makeEvent('Scheme', 'Updated', fx.schemes[0]!, { changedFields: ['SchemeName'], subject: 'alice' });
   await queues.publish(event);
   // A second delivery: a new job (the first is gone from the queue) carrying the same event id.
-  await queues.run(QUEUE.notifications, event.name, event, { jobId: `${event.eventId}-redelivery` });
+  await queues.deliverSingle(QUEUE.notifications, event, { jobId: `${event.eventId}-redelivery` });
   const rows = await stack.knex('activities').where({ event_id: event.eventId });
   t.is(rows.length, 1);
   const res = await stack.get(

@@ -1,9 +1,9 @@
-import { Queue, QueueEvents, type JobsOptions } from 'bullmq';
+import { Queue, QueueEvents, type Job, type JobsOptions } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import type { AppConfig } from '../../infra/config/load-config';
 import { encodeId } from '../../domain/ids/id-codec';
 import { eventName, type DomainEvent, type EventVerb } from '../../domain/events/domain-event';
-import { JOBS, eventJob } from '../../domain/queues/job-registry';
+import { JOBS, eventBurstJob, eventJob, type EventBurstData } from '../../domain/queues/job-registry';
 import type { QueueName } from '../../domain/queues/queue-contracts';
 import { bullConnection } from '../../infra/redis';
 
@@ -55,10 +55,37 @@ export class TestQueues {
     return job.waitUntilFinished(events, timeoutMs);
   }
 
-  /** Publishes an event to every event queue (as the OutboxPublisher does) and waits. */
+  /** Publishes an event to every event queue, as a burst of one (as the OutboxPublisher does), and waits. */
   async publish(event: DomainEvent): Promise<void> {
+    await this.publishBurst([event]);
+  }
+
+  /** Delivers one event as a single-event job (how releases before bursts published) and waits. */
+  async deliverSingle(queue: QueueName, event: DomainEvent, opts: JobsOptions = {}): Promise<unknown> {
     const job = eventJob(event);
-    for (const name of JOBS.event.queues) await this.run(name, job.name, job.data, job.opts);
+    return this.run(queue, job.name, job.data, { ...job.opts, ...opts });
+  }
+
+  /**
+   * Publishes a burst of events to every event queue (as the OutboxPublisher does), or to `to`,
+   * and waits until each has handled it.
+   */
+  async publishBurst(
+    events: DomainEvent[],
+    opts: JobsOptions = {},
+    to: readonly QueueName[] = JOBS.eventBurst.queues,
+  ): Promise<void> {
+    const job = eventBurstJob(events);
+    for (const name of to) await this.run(name, job.name, job.data, { ...job.opts, ...opts });
+  }
+
+  /** The burst job on `queue` that carries the event `eventId`, if it is still kept. */
+  async burstOf(queue: QueueName, eventId: string): Promise<Job<EventBurstData> | undefined> {
+    const jobs = (await this.queue(queue).getJobs(['completed', 'waiting', 'active', 'failed', 'delayed'])) as Job<
+      EventBurstData | undefined
+    >[];
+    return jobs.find((job) => job.data?.events?.some((event) => event.eventId === eventId)) as
+      Job<EventBurstData> | undefined;
   }
 
   async close(): Promise<void> {

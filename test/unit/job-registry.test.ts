@@ -6,13 +6,21 @@ import { ALL_EVENT_NAMES } from '../../domain/events/domain-event';
 import {
   JOBS,
   commandJob,
+  EVENT_BURST_MAX,
+  eventBurstJob,
   eventJob,
   jobKindOf,
   jobKindsOn,
   pruneRetentionSchedule,
   rebuildViewsJob,
 } from '../../domain/queues/job-registry';
-import { ALL_QUEUES, PRUNE_RETENTION_JOB, QUEUE, REBUILD_VIEWS_JOB } from '../../domain/queues/queue-contracts';
+import {
+  ALL_QUEUES,
+  EVENT_BURST_JOB,
+  PRUNE_RETENTION_JOB,
+  QUEUE,
+  REBUILD_VIEWS_JOB,
+} from '../../domain/queues/queue-contracts';
 import { startQueueWorker } from '../../workers/shared/worker-process';
 import { makeEvent } from '../support/queues';
 
@@ -24,8 +32,8 @@ import { makeEvent } from '../support/queues';
 test('each queue carries its kinds of job, and a job name means one kind on its queue', (t) => {
   t.deepEqual(Object.fromEntries(ALL_QUEUES.map((queue) => [queue, jobKindsOn(queue)])), {
     commands: ['command'],
-    views: ['event', 'rebuildViews'],
-    notifications: ['event'],
+    views: ['eventBurst', 'event', 'rebuildViews'],
+    notifications: ['eventBurst', 'event'],
     maintenance: ['pruneRetention'],
   });
   for (const queue of ALL_QUEUES) {
@@ -35,6 +43,7 @@ test('each queue carries its kinds of job, and a job name means one kind on its 
     }
   }
   t.is(jobKindOf(QUEUE.views, 'SchemeUpdated'), 'event');
+  t.is(jobKindOf(QUEUE.notifications, EVENT_BURST_JOB), 'eventBurst');
   t.is(jobKindOf(QUEUE.views, REBUILD_VIEWS_JOB), 'rebuildViews');
   t.is(jobKindOf(QUEUE.notifications, REBUILD_VIEWS_JOB), undefined, 'rebuilds go to the views queue only');
   t.is(jobKindOf(QUEUE.commands, 'SchemeUpdated'), undefined);
@@ -65,6 +74,24 @@ test('producers add their jobs with their kind options and job id rule', (t) => 
     opts: { ...JOBS.event.options, jobId: event.eventId },
   });
 
+  // A burst's id is a digest of its events' ids: the same burst published twice is one job.
+  const events = [event, makeEvent('Company', 'Created', 3), makeEvent('Scheme', 'Deleted', 9)];
+  const burst = eventBurstJob(events);
+  t.deepEqual(
+    { ...burst, opts: { ...burst.opts, jobId: undefined } },
+    {
+      name: EVENT_BURST_JOB,
+      data: { events },
+      opts: { ...JOBS.eventBurst.options, jobId: undefined },
+    },
+  );
+  t.regex(burst.opts.jobId!, /^burst-[0-9a-f]{40}$/);
+  t.is(eventBurstJob([...events]).opts.jobId, burst.opts.jobId);
+  t.not(eventBurstJob(events.slice(0, 2)).opts.jobId, burst.opts.jobId);
+  t.not(eventBurstJob([events[1]!, events[0]!, events[2]!]).opts.jobId, burst.opts.jobId);
+  t.throws(() => eventBurstJob([]), { instanceOf: RangeError });
+  t.throws(() => eventBurstJob(Array.from({ length: EVENT_BURST_MAX + 1 }, () => event)), { instanceOf: RangeError });
+
   const rebuild = rebuildViewsJob('admin');
   t.deepEqual(rebuild, { name: REBUILD_VIEWS_JOB, data: { requestedBy: 'admin' }, opts: JOBS.rebuildViews.options });
   t.false('jobId' in rebuild.opts, 'every rebuild request is a job of its own');
@@ -93,19 +120,25 @@ const config = loadConfig({
 const handler = async () => null;
 
 test('a worker refuses to start when a kind of job its queue carries has no handler', async (t) => {
-  const views = await t.throwsAsync(startQueueWorker(config, QUEUE.views, () => ({ event: handler }) as never));
+  const views = await t.throwsAsync(
+    startQueueWorker(config, QUEUE.views, () => ({ eventBurst: handler, event: handler }) as never),
+  );
   t.is(views.message, 'queue views: no handler for rebuildViews (rebuild-views)');
 
   const notifications = await t.throwsAsync(startQueueWorker(config, QUEUE.notifications, () => ({}) as never));
   t.regex(
     notifications.message,
-    /^queue notifications: no handler for event \(\w+Created, \w+Updated, \w+Deleted, … \d+ names\)$/,
+    /^queue notifications: no handler for eventBurst \(event-burst\); event \(\w+Created, \w+Updated, \w+Deleted, … \d+ names\)$/,
   );
 });
 
 test('a worker refuses to start with a handler for a kind of job its queue never carries', async (t) => {
   const err = await t.throwsAsync(
-    startQueueWorker(config, QUEUE.notifications, () => ({ event: handler, rebuildViews: handler }) as never),
+    startQueueWorker(
+      config,
+      QUEUE.notifications,
+      () => ({ eventBurst: handler, event: handler, rebuildViews: handler }) as never,
+    ),
   );
   t.is(err.message, 'queue notifications carries no rebuildViews jobs: handler(s) left unused');
 });

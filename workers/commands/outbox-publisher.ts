@@ -4,10 +4,10 @@ import { markEventsPublished } from '../../db/commands/outbox';
 import type { Logger } from '../../infra/logger';
 import { bullConnection } from '../../infra/redis';
 import type { DomainEvent } from '../../domain/events/domain-event';
-import { JOBS, eventJob } from '../../domain/queues/job-registry';
+import { EVENT_BURST_MAX, JOBS, eventBurstJob } from '../../domain/queues/job-registry';
 
-/** Events per queue round trip, and marks per statement. */
-const BATCH = 200;
+/** Events per publish (one burst job per consumer queue), and marks per statement. */
+const BATCH = EVENT_BURST_MAX;
 /**
  * Published events are marked in one statement per this interval rather than one per command: a
  * crash before the mark only means the sweep publishes them again, which the queues absorb (the
@@ -44,7 +44,7 @@ export class OutboxPublisher {
 
   constructor(private readonly options: OutboxPublisherOptions) {
     this.publishWindowMs = options.publishWindowMs ?? 0;
-    this.queues = JOBS.event.queues.map((name) => {
+    this.queues = JOBS.eventBurst.queues.map((name) => {
       // Producer connections fail fast while Redis is down: the rows stay unpublished for the sweep.
       const queue = new Queue(name, {
         connection: bullConnection(options.redisUrl, 'producer'),
@@ -55,10 +55,15 @@ export class OutboxPublisher {
     });
   }
 
-  /** Adds the events to every event queue, at once (one job per event and queue). */
+  /**
+   * Adds the events to every event queue, at once: one burst job per EVENT_BURST_MAX events and
+   * queue, so a consumer takes a whole burst with one fetch and applies it set-based.
+   */
   async publish(events: readonly DomainEvent[]): Promise<void> {
-    const jobs = events.map(eventJob);
-    await Promise.all(this.queues.map((queue) => queue.addBulk(jobs)));
+    const jobs: ReturnType<typeof eventBurstJob>[] = [];
+    for (let i = 0; i < events.length; i += EVENT_BURST_MAX)
+      jobs.push(eventBurstJob(events.slice(i, i + EVENT_BURST_MAX)));
+    if (jobs.length) await Promise.all(this.queues.map((queue) => queue.addBulk(jobs)));
   }
 
   /** Publishes these just-committed events soon, in the background, and marks them published. */

@@ -2,9 +2,10 @@ import type { Knex } from 'knex';
 import { lockUnpublished, markPublished } from '../../db/commands/outbox';
 import type { Logger } from '../../infra/logger';
 import { isPublishableEvent, type DomainEvent } from '../../domain/events/domain-event';
+import { EVENT_BURST_MAX } from '../../domain/queues/job-registry';
 
-/** Rows per sweep transaction. */
-const BATCH = 200;
+/** Rows per sweep transaction: one burst job per consumer queue. */
+const BATCH = EVENT_BURST_MAX;
 const SWEEP_INTERVAL_MS = 1000;
 
 export interface OutboxSweeperOptions {

@@ -1,9 +1,12 @@
 import { startQueueWorker, type RunningWorker } from '../shared/worker-process';
 import type { AppConfig } from '../../infra/config/load-config';
 import { QUEUE } from '../../domain/queues/queue-contracts';
-import { recordActivityHandler } from './record-activity.handler';
+import { recordBurstHandler, recordEventHandler } from './record-activity.handler';
 
 /** The notification worker: every domain event becomes an activity-log entry (GET /Activities). */
 export function startNotificationsWorker(config: AppConfig): Promise<RunningWorker> {
-  return startQueueWorker(config, QUEUE.notifications, ({ knex }) => ({ event: recordActivityHandler(knex) }));
+  return startQueueWorker(config, QUEUE.notifications, ({ knex }) => ({
+    eventBurst: recordBurstHandler(knex),
+    event: recordEventHandler(knex),
+  }));
 }

@@ -1,11 +1,19 @@
 import type { Job } from 'bullmq';
 import type { Knex } from 'knex';
-import { recordActivity } from '../../db/activities/activity-log';
+import { recordActivities } from '../../db/activities/activity-log';
 import type { DomainEvent } from '../../domain/events/domain-event';
+import type { EventBurstData } from '../../domain/queues/job-registry';
 
-/** Writes one activity-log entry per event; a redelivered event adds nothing. */
-export function recordActivityHandler(knex: Knex) {
-  return async (job: Job<DomainEvent>): Promise<{ recorded: boolean }> => ({
-    recorded: await recordActivity(knex, job.data),
+/** Activity-log entries of a burst of events, one statement; redelivered events add nothing. */
+export function recordBurstHandler(knex: Knex) {
+  return async (job: Job<EventBurstData>): Promise<{ recorded: number }> => ({
+    recorded: await recordActivities(knex, job.data.events),
+  });
+}
+
+/** The same for a job carrying one event (published before bursts, or redelivered by hand). */
+export function recordEventHandler(knex: Knex) {
+  return async (job: Job<DomainEvent>): Promise<{ recorded: number }> => ({
+    recorded: await recordActivities(knex, [job.data]),
   });
 }

@@ -1,22 +1,24 @@
 import type { Job } from 'bullmq';
 import type { Knex } from 'knex';
 import type { DomainEvent } from '../../domain/events/domain-event';
-import { affectedDocuments, reindex } from '../../db/search/search-indexer';
+import type { EventBurstData } from '../../domain/queues/job-registry';
+import { affectedDocuments, reindexDocuments } from '../../db/search/search-indexer';
 
 /**
- * Rebuilds the search documents an event touches: the entity's own and, fanned out, those of every
- * entity that shows it (a Company rename re-indexes its Schemes).
+ * Rebuilds the search documents a burst of events touches: each entity's own and, fanned out, those
+ * of every entity that shows it (a Company rename re-indexes its Schemes), set-based and in one
+ * transaction per burst. Documents come from the rows as they are now, so a redelivered or late
+ * burst only rebuilds the current documents again.
  */
-export function reindexSearchHandler(knex: Knex) {
-  return async (job: Job<DomainEvent>): Promise<{ documents: number }> => {
-    const affected = await affectedDocuments(knex, job.data);
-    let documents = 0;
-    for (const [entity, keys] of affected) {
-      for (let i = 0; i < keys.length; i += 1000) {
-        await reindex(knex, entity, keys.slice(i, i + 1000));
-      }
-      documents += keys.length;
-    }
-    return { documents };
-  };
+async function reindexEvents(knex: Knex, events: readonly DomainEvent[]): Promise<{ documents: number }> {
+  return { documents: await reindexDocuments(knex, await affectedDocuments(knex, events)) };
+}
+
+export function reindexBurstHandler(knex: Knex) {
+  return (job: Job<EventBurstData>) => reindexEvents(knex, job.data.events);
+}
+
+/** The same for a job carrying one event (published before bursts, or redelivered by hand). */
+export function reindexEventHandler(knex: Knex) {
+  return (job: Job<DomainEvent>) => reindexEvents(knex, [job.data]);
 }

@@ -1,0 +1,212 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import test from 'ava';
+import type { DomainEvent } from '../../domain/events/domain-event';
+import { QUEUE } from '../../domain/queues/queue-contracts';
+import { eventBurstJob } from '../../domain/queues/job-registry';
+import { startCommandWorker } from '../../workers/commands/command-worker';
+import { startNotificationsWorker } from '../../workers/notifications/notifications-worker';
+import { startViewsWorker } from '../../workers/views/views-worker';
+import { TestQueues, eventually, makeEvent } from '../support/queues';
+import { startStack, type Stack } from '../support/stack';
+import { create, patch } from '../support/writes';
+
+/**
+ * Events travel as bursts (one job per burst per consumer queue, DESIGN §9) and the consumers apply
+ * a burst set-based, idempotent per event id: a burst delivered twice, one that partly applied
+ * before, one whose worker was killed in the middle all leave one activity per event; and the
+ * search read model only moves forward, whatever order bursts are handled in.
+ *
+ * Only the command worker runs in-process throughout; each test starts the event workers it needs.
+ */
+
+const RECOVERY = { WORKER_LOCK_DURATION_MS: '3000', WORKER_STALLED_INTERVAL_MS: '500' };
+const NOTIFICATIONS_MAIN = path.resolve(__dirname, '../../workers/notifications/main.js');
+
+let stack: Stack;
+let queues: TestQueues;
+test.before(async () => {
+  // Every worker of a queue takes part in the stalled check, at the shortest interval any of them
+  // has set: all of them recover a dead worker's job within a few seconds here.
+  stack = await startStack({ env: RECOVERY, workers: [(config) => startCommandWorker(config)] });
+  queues = new TestQueues(stack.config);
+});
+test.after.always(async () => {
+  await queues?.close();
+  await stack?.close();
+});
+
+async function activityCounts(events: readonly DomainEvent[]): Promise<number[]> {
+  const rows = (await stack
+    .knex('activities')
+    .whereIn(
+      'event_id',
+      events.map((e) => e.eventId),
+    )
+    .select('event_id')) as { event_id: string }[];
+  return events.map((e) => rows.filter((r) => r.event_id === e.eventId).length);
+}
+
+async function someEvents(n: number, label: string): Promise<DomainEvent[]> {
+  const keys = (await stack
+    .knex('companies')
+    .insert(Array.from({ length: n }, (_, i) => ({ name: `${label} ${i}` })))
+    .returning('id')) as { id: number }[];
+  return keys.map(({ id }) => makeEvent('Company', 'Updated', id, { changedFields: ['Name'] }));
+}
+
+test.serial('a burst delivered twice, or after part of it applied, records each event once, in order', async (t) => {
+  const worker = await startNotificationsWorker(stack.config);
+  t.teardown(() => worker.close());
+  const events = await someEvents(50, 'Burst Twice');
+  const to = [QUEUE.notifications];
+  await queues.publishBurst(events.slice(0, 20), {}, to); // a first delivery that got part of the way
+  await queues.publishBurst(events, {}, to);
+  await queues.publishBurst(events, { jobId: 'the-same-burst-again' }, to);
+  t.deepEqual(await activityCounts(events), Array(50).fill(1));
+  const order = (await stack
+    .knex('activities')
+    .whereIn(
+      'event_id',
+      events.map((e) => e.eventId),
+    )
+    .orderBy('id')
+    .select('event_id')) as { event_id: string }[];
+  t.deepEqual(
+    order.map((r) => r.event_id),
+    events.map((e) => e.eventId),
+    'entries keep the burst order',
+  );
+});
+
+function notificationsProcess(): { child: ChildProcess; exited: Promise<unknown> } {
+  const child = spawn(process.execPath, [NOTIFICATIONS_MAIN], {
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'test',
+      DATABASE_URL: stack.config.databaseUrl,
+      REDIS_URL: stack.config.redisUrl,
+      QUEUE_PREFIX: stack.config.queuePrefix,
+      COMMAND_SIGNING_KEY: stack.config.commandSigningKey,
+      LOG_LEVEL: 'warn',
+      ...RECOVERY,
+    },
+    stdio: 'ignore',
+  });
+  return { child, exited: new Promise((resolve) => child.once('exit', resolve)) };
+}
+
+test.serial(
+  'a notification worker killed in the middle of a burst: after recovery each event is recorded once',
+  async (t) => {
+    const events = await someEvents(200, 'Killed Mid Burst');
+    // Hold inserts into the activity log so the worker is caught inside the burst's statement.
+    const blocker = await stack.knex.transaction();
+    t.teardown(() => blocker.rollback().catch(() => undefined));
+    await blocker.raw('lock table activities in share mode');
+    const doomed = notificationsProcess();
+    t.teardown(() => void doomed.child.kill('SIGKILL'));
+    const job = eventBurstJob(events);
+    await queues.queue(QUEUE.notifications).add(job.name, job.data, job.opts);
+    await eventually(async () => {
+      const waiting = await stack.knex.raw<{ rows: { n: number }[] }>(
+        `select count(*)::int as n from pg_locks where relation = 'activities'::regclass and not granted`,
+      );
+      return waiting.rows[0]!.n > 0;
+    }, 20_000);
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    await blocker.rollback();
+
+    // Another worker finds the dead one's job stalled and runs the burst again.
+    const recovering = await startNotificationsWorker(stack.config);
+    t.teardown(() => recovering.close());
+    await eventually(
+      async () => (await queues.queue(QUEUE.notifications).getJobState(job.opts.jobId!)) === 'completed',
+      20_000,
+    );
+    t.deepEqual(await activityCounts(events), Array(200).fill(1));
+  },
+);
+
+async function searchNames(query: string): Promise<string[]> {
+  const res = await stack.get(`/Companies?$search=${encodeURIComponent(query)}`);
+  return (res.body as { Name: string }[]).map((d) => d.Name);
+}
+
+test.serial('an earlier event handled after a later one leaves the later document in search', async (t) => {
+  const views = await startViewsWorker(stack.config);
+  t.teardown(() => views.close());
+  const id = await create(stack, 'Companies', { Name: 'Ordering Alpha' });
+  const [created] = (await stack.knex('outbox').whereRaw("event->>'entityId' = ?", [id]).select('event')) as {
+    event: DomainEvent;
+  }[];
+  t.is(
+    (await patch(stack, `/Companies/${id}`, [{ op: 'replace', path: '/Name', value: 'Ordering Omega' }])).status,
+    204,
+  );
+  await eventually(async () => (await searchNames('omega')).includes('Ordering Omega'));
+  // The creation's burst comes again, late (a retry, the sweep): the document stays the later one.
+  await queues.publishBurst([created!.event], { jobId: 'late-creation-burst' }, [QUEUE.views]);
+  t.deepEqual(await searchNames('ordering'), ['Ordering Omega']);
+  t.deepEqual(await searchNames('alpha'), []);
+});
+
+async function companyNameDocument(key: number): Promise<string | undefined> {
+  const row = (await stack
+    .knex('search_fields')
+    .where({ entity_type: 'Company', entity_key: key, field: 'Name' })
+    .first('document')) as { document: string } | undefined;
+  return row?.document;
+}
+
+async function lockWaits(locktype: string): Promise<number> {
+  const waiting = await stack.knex.raw<{ rows: { n: number }[] }>(
+    `select count(*)::int as n from pg_locks where locktype = ? and not granted`,
+    [locktype],
+  );
+  return waiting.rows[0]!.n;
+}
+
+test.serial('a rebuild that read a row before a later change never commits over the later document', async (t) => {
+  const views = await startViewsWorker(stack.config); // WORKER_CONCURRENCY bursts at once
+  t.teardown(() => views.close());
+  const [holder, target] = (await stack
+    .knex('companies')
+    .insert([{ name: 'Holder Row' }, { name: 'Stale Alpha' }])
+    .returning('id')) as { id: number }[];
+  const initial = [holder!.id, target!.id].map((id) =>
+    makeEvent('Company', 'Created', id, { changedFields: ['Name'] }),
+  );
+  await queues.publishBurst(initial, {}, [QUEUE.views]);
+  t.regex((await companyNameDocument(target!.id))!, /alpha/);
+
+  // Burst A reads the target as 'Stale Alpha', then waits on the holder's document row (locked here).
+  const blocker = await stack.knex.transaction();
+  t.teardown(() => blocker.rollback().catch(() => undefined));
+  await blocker('search_fields').where({ entity_type: 'Company', entity_key: holder!.id }).forUpdate().select('field');
+  const burstA = eventBurstJob(
+    [holder!.id, target!.id].map((id) => makeEvent('Company', 'Updated', id, { changedFields: ['Name'] })),
+  );
+  await queues.queue(QUEUE.views).add(burstA.name, burstA.data, burstA.opts);
+  await eventually(async () => (await lockWaits('transactionid')) > 0, 10_000);
+
+  // The row changes and burst B, for the target alone, comes while A is still in its statement.
+  await stack.knex('companies').where({ id: target!.id }).update({ name: 'Fresh Omega', version: 2 });
+  const burstB = eventBurstJob([makeEvent('Company', 'Updated', target!.id, { changedFields: ['Name'], version: 2 })]);
+  await queues.queue(QUEUE.views).add(burstB.name, burstB.data, burstB.opts);
+  // B either finished (two rebuilds overlapping) or waits for A's (one rebuild of Company at a time).
+  await eventually(
+    async () =>
+      (await queues.queue(QUEUE.views).getJobState(burstB.opts.jobId!)) === 'completed' ||
+      (await lockWaits('advisory')) > 0,
+    10_000,
+  );
+  await blocker.rollback();
+  for (const job of [burstA, burstB]) {
+    await eventually(async () => (await queues.queue(QUEUE.views).getJobState(job.opts.jobId!)) === 'completed');
+  }
+  const document = (await companyNameDocument(target!.id))!;
+  t.regex(document, /omega/, 'the later document stays');
+  t.notRegex(document, /alpha/);
+});
