@@ -24,17 +24,25 @@ export function pendingCommandsKey(prefix: string, subject: string): string {
   return `${prefix}:pending-commands:${subject}`;
 }
 
+/** The connection with ADMIT defined as a command: sent by its SHA (EVALSHA), not its text, every time. */
+type WithAdmit = Redis & {
+  admitPendingCommand(key: string, now: number, staleMs: number, max: number, commandId: string): Promise<number>;
+};
+
+function withAdmit(redis: Redis): WithAdmit {
+  if (!('admitPendingCommand' in redis)) redis.defineCommand('admitPendingCommand', { numberOfKeys: 1, lua: ADMIT });
+  return redis as WithAdmit;
+}
+
 /** True when the subject has fewer than `max` commands pending, and then counts this one. */
 export async function admitCommand(
-  redis: Pick<Redis, 'eval'>,
+  redis: Redis,
   prefix: string,
   subject: string,
   commandId: string,
   max: number,
 ): Promise<boolean> {
-  const admitted = await redis.eval(
-    ADMIT,
-    1,
+  const admitted = await withAdmit(redis).admitPendingCommand(
     pendingCommandsKey(prefix, subject),
     Date.now(),
     STALE_AFTER_MS,

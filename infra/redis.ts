@@ -23,8 +23,12 @@ export function bullConnection(url: string, role: RedisRole): ConnectionOptions 
   return { url, ...roleOptions(role) };
 }
 
-/** A connection we own (and must quit). */
-export function createRedis(url: string, role: RedisRole): Redis {
-  const options: RedisOptions = roleOptions(role);
+/**
+ * A connection we own (and must quit). `autoPipelining` sends the commands issued in one turn of
+ * the event loop in one write (ioredis enableAutoPipelining): for connections that carry many
+ * small independent commands from concurrent requests, never for a BullMQ Worker's own.
+ */
+export function createRedis(url: string, role: RedisRole, { autoPipelining = false } = {}): Redis {
+  const options: RedisOptions = { ...roleOptions(role), enableAutoPipelining: autoPipelining };
   return new Redis(url, options);
 }

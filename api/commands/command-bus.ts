@@ -274,7 +274,10 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
         outcome = { state: 'failed', reason: 'not queued' };
       throw err;
     } finally {
-      if (outcome.state !== 'pending') settle(command);
+      // A command its worker ran was settled by that worker. One that failed (stalled too often, or
+      // was never queued) may have no worker left to do it, and the repeat of an Idempotency-Key
+      // whose job finished long ago has none at all.
+      if (outcome.state === 'failed' || (outcome.state === 'finished' && command.requestHash)) settle(command);
       wait.release();
     }
   }
