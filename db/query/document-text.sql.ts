@@ -10,7 +10,8 @@ import type { SqlBuilder } from './sql-builder';
  * `json_build_object` / `json_agg`) gives for the keyed form with the named collections shown, for
  * the NDJSON export. `json_build_object` looks up the JSON category of every argument, keys
  * included, on every call, which was most of the export's Postgres time: 100k seeded schemes with
- * their 540k child documents took 2.3 s of CPU as JSON, 1.5 s as text (with `encodedIdFastSql`).
+ * their 540k child documents took 2.2–2.4 s of Postgres CPU as JSON, 1.6 s as text, 1.2–1.3 s
+ * with `encodedIdFastSql` and the presorted aggregation below.
  * Values go through `to_json` (one lookup each) unless their text is already JSON: integers, the
  * timestamp format, encoded Ids.
  */
@@ -93,8 +94,9 @@ function correlatedItemsSql(source: RowSource, parentAlias: string, name: string
  * Postgres merge-joins them over the foreign-key indexes instead of one lookup per parent and
  * collection. The items arrive in order from the subquery (an incremental sort on the foreign-key
  * index) rather than through `string_agg(… order by …)`, which on Postgres 15 sorts every group on
- * its own (2.1 → 1.5 s of CPU for the seeded schemes' collections as JSON). `values` feeds
- * `documentTextSql`'s `precomputed`.
+ * its own (1.61 → 1.48 s of CPU for the seeded schemes); the aggregate takes its input in the
+ * subquery's order, what Postgres 16 plans by itself for an ordered aggregate. The tests compare
+ * the lines with the keyed reads. `values` feeds `documentTextSql`'s `precomputed`.
  */
 export function aggregatedItemsSql(
   source: RowSource,
