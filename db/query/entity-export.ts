@@ -3,11 +3,11 @@ import type { Knex } from 'knex';
 import type { Client } from 'pg';
 import QueryStream from 'pg-query-stream';
 import type { EntityDefinition } from '../../domain/entities';
-import type { ExpandItem } from '../../domain/odata';
-import { encodedIdSql, isoTimestampSql } from '../sql/encoded-id.sql';
+import { encodedIdFastSql, isoTimestampSql } from '../sql/encoded-id.sql';
+import { aggregatedItemsSql, documentTextSql } from './document-text.sql';
 import { rootRowsSql, type Statement } from './entity-reader';
-import { planDocument, type ReadPlan } from './read-plan';
-import { aggregatedCollectionsSql, documentSql, rowIdSql } from './representation.sql';
+import type { ReadPlan } from './read-plan';
+import { rowIdSql } from './representation.sql';
 import { SqlBuilder } from './sql-builder';
 import { exemptFromReadTimeout } from './read-timeout';
 
@@ -34,7 +34,7 @@ function exportColumns(entity: EntityDefinition): ExportColumn[] {
     columns.push({ name, sql: field.kind === 'datetime' ? isoTimestampSql(col) : col });
   }
   for (const [name, relation] of Object.entries(entity.relations)) {
-    columns.push({ name: `${name}Id`, sql: encodedIdSql(relation.target, `r.${relation.column}`) });
+    columns.push({ name: `${name}Id`, sql: encodedIdFastSql(relation.target, `r.${relation.column}`) });
   }
   return columns;
 }
@@ -43,16 +43,17 @@ export function exportHeader(entity: EntityDefinition): string[] {
   return exportColumns(entity).map((c) => c.name);
 }
 
-/** NDJSON lines carry the owned collections too: the always-populated ones plus these. */
-function ownedExpansions(entity: EntityDefinition): ExpandItem[] {
+/** NDJSON lines carry the owned collections too, besides the always-populated ones. */
+function shownCollections(entity: EntityDefinition): string[] {
   return Object.entries(entity.collections)
-    .filter(([, collection]) => collection.owned && !collection.alwaysPopulated)
-    .map(([name]) => ({ path: [name], options: {}, span: { start: 0, end: 0 } }));
+    .filter(([, collection]) => collection.owned || collection.alwaysPopulated)
+    .map(([name]) => name);
 }
 
 /**
  * One row per exported entity: CSV rows are arrays in `exportHeader` order; NDJSON rows are one
- * JSON document each, in the full (keyed) form so geometries are included.
+ * JSON document each, in the full (keyed) form so geometries are included, built as text
+ * (document-text.sql.ts: the bytes of the keyed read with the owned collections expanded).
  */
 export function exportSql(plan: ReadPlan, format: ExportFormat): Statement {
   const { entity, source } = plan;
@@ -63,21 +64,17 @@ export function exportSql(plan: ReadPlan, format: ExportFormat): Statement {
       .join(', ');
     return builder.statement(`select ${select} ${rootRowsSql(plan, builder)}`);
   }
-  const expand = ownedExpansions(entity);
-  const document = planDocument(source, expand);
+  const shown = shownCollections(entity);
   if (isWholeTableInKeyOrder(plan)) {
     // Every row: collections aggregated in one pass each and merge-joined instead of one
-    // correlated lookup per row and collection (Postgres time for 100k seeded schemes 4.1 → 3.3 s,
-    // for 248k mostly childless ones 5.9 → 4.0 s; building the JSON itself is the rest).
-    const shown = Object.entries(entity.collections)
-      .filter(([name, collection]) => collection.alwaysPopulated || expand.some((item) => item.path[0] === name))
-      .map(([name]) => name);
-    const { joins, values } = aggregatedCollectionsSql(source, 'r', shown, builder);
-    const doc = documentSql(source, 'r', 'keyed', document, builder, undefined, values);
-    return builder.statement(`select ${doc}::text from ${entity.table} r ${joins.join(' ')} order by r.id`);
+    // correlated lookup per row and collection (as JSON, Postgres time for 100k seeded schemes
+    // 4.1 → 3.3 s, for 248k mostly childless ones 5.9 → 4.0 s).
+    const { joins, values } = aggregatedItemsSql(source, 'r', shown, builder);
+    const doc = documentTextSql(source, 'r', builder, shown, values);
+    return builder.statement(`select ${doc} from ${entity.table} r ${joins.join(' ')} order by r.id`);
   }
-  const doc = documentSql(source, 'r', 'keyed', document, builder);
-  return builder.statement(`select ${doc}::text ${rootRowsSql(plan, builder)}`);
+  const doc = documentTextSql(source, 'r', builder, shown);
+  return builder.statement(`select ${doc} ${rootRowsSql(plan, builder)}`);
 }
 
 /** An export of every row in key order: no filter, no search, no ordering of its own. */

@@ -33,7 +33,6 @@ export function documentSql(
   plan: DocumentPlan,
   builder: SqlBuilder,
   only?: readonly string[],
-  precomputed?: ReadonlyMap<string, string>,
 ): string {
   const members: string[] = [`'Id', ${rowIdSql(source, alias)}`];
   const shown = (name: string) => !only || only.includes(name);
@@ -60,11 +59,6 @@ export function documentSql(
     if (!shown(name)) continue;
     const expanded = plan.collections.get(name);
     if (!expanded && !collection.alwaysPopulated) continue;
-    const given = precomputed?.get(name);
-    if (given !== undefined) {
-      members.push(`'${name}', ${given}`);
-      continue;
-    }
     const target = rowSource(collection.target);
     const a = builder.alias();
     const reduced = !expanded && mode === 'list' && collection.listForm ? collection.listForm : undefined;
@@ -91,40 +85,6 @@ export function documentSql(
     members.push(`'${name}', (select coalesce(json_agg(c.doc order by c.ord), '[]'::json) from (${inner}) c)`);
   }
   return `json_build_object(${members.join(', ')})`;
-}
-
-/**
- * Every collection of `source` aggregated per parent in one pass over its table, as LEFT JOINs to
- * the parent under `parentAlias`: for reading many whole parents in key order (the NDJSON export),
- * where Postgres streams them with merge joins over the foreign-key indexes instead of one
- * correlated lookup per parent and collection. `values` feeds `documentSql`'s `precomputed`.
- */
-export function aggregatedCollectionsSql(
-  source: RowSource,
-  parentAlias: string,
-  names: readonly string[],
-  builder: SqlBuilder,
-): { joins: string[]; values: Map<string, string> } {
-  const joins: string[] = [];
-  const values = new Map<string, string>();
-  for (const name of names) {
-    const collection = collectionsOf(source)[name];
-    if (!collection) throw new Error(`${source.def.name} has no collection ${name}`);
-    const target = rowSource(collection.target);
-    const a = builder.alias();
-    const doc = documentSql(target, a, 'keyed', PLAIN_DOCUMENT, builder);
-    const order = orderSql(
-      DEFAULT_ORDERING,
-      new EntityScope(target, a, builder),
-      keepsWrittenOrder(target) ? [`${a}.position`] : [],
-    );
-    const agg = builder.alias();
-    joins.push(
-      `left join (select ${a}.${collection.foreignKey} as parent, json_agg(${doc} order by ${order}) as docs from ${target.def.table} ${a} group by ${a}.${collection.foreignKey}) ${agg} on ${agg}.parent = ${parentAlias}.id`,
-    );
-    values.set(name, `coalesce(${agg}.docs, '[]'::json)`);
-  }
-  return { joins, values };
 }
 
 /** Owned rows have a `position` column recording written order (DESIGN §10). */

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { encodeId } from '../../domain/ids/id-codec';
-import { Scheme } from '../../domain/entities';
+import { ENTITIES, Scheme } from '../../domain/entities';
 import { reindex } from '../../db/search/search-indexer';
 import { startStack, type Stack } from '../support/stack';
 import { parseCsv } from '../support/csv';
@@ -222,6 +222,85 @@ test.serial(
     t.deepEqual(docs.find((d) => d.SchemeName === 'whole-1')!.Notes, []);
   },
 );
+
+test.serial('every NDJSON line has the bytes of the keyed read with the owned collections expanded', async (t) => {
+  // Serial: the whole-table exports below must not see rows another test is still writing.
+  // Values whose JSON form is easy to get wrong when lines are built as text: escapes, non-ASCII,
+  // NaN / Infinity / -0 / exponents, an infinite date, microseconds, nulls, items out of written order.
+  const [company] = (await stack.knex('companies').insert({ name: 'Bytes "Ltd"' }).returning('id')) as { id: number }[];
+  const [market] = (await stack.knex('markets').insert({ name: 'Bytes Market' }).returning('id')) as { id: number }[];
+  const odd = ['NaN', 'Infinity', '-0', '1e-7', '1.2345678901234567e+21', null];
+  const ids: number[] = [];
+  for (let i = 0; i < odd.length; i++) {
+    ids.push(
+      await insertScheme({
+        scheme_name: `bytes-${i} "q" \\ \t\u0001 é 🏗 \u2028 ${'x'.repeat(i * 50)}`,
+        total_units: i === 5 ? null : i,
+        total_floor_area: odd[i],
+        completion_date: i === 1 ? 'infinity' : i === 2 ? null : '2027-03-31',
+        created_at: '2026-01-02T03:04:05.678901Z',
+        market_id: i % 2 ? market!.id : null,
+      }),
+    );
+  }
+  for (const [i, id] of ids.entries()) {
+    if (i === 3) continue; // every collection empty
+    await stack.knex('scheme_notes').insert([
+      { scheme_id: id, position: 2, text: `late\n"${i}"` },
+      { scheme_id: id, position: 0, text: 'first' },
+      { scheme_id: id, position: 1, text: 'tab\there' },
+    ]);
+    await stack.knex('scheme_tags').insert({ scheme_id: id, position: 0, name: `tag-${i}` });
+    await stack.knex('scheme_companies').insert([
+      { scheme_id: id, company_id: company!.id, role: null, percentage_share: odd[i], position: 1 },
+      { scheme_id: id, company_id: company!.id, role: 'Owner', percentage_share: 0.1, position: 0 },
+    ]);
+    await stack
+      .knex('scheme_external_links')
+      .insert({ scheme_id: id, position: 0, url: 'https://e.x/?a=1&b="2"', title: null });
+    await stack
+      .knex('scheme_market_boundaries')
+      .insert({ scheme_id: id, market_id: market!.id, position: 0, geometry: 'POLYGON((0 0, 1 0, 1 1, 0 0))' });
+  }
+  const owned = Object.entries(Scheme.collections)
+    .filter(([, c]) => c.owned)
+    .map(([name]) => name)
+    .join(',');
+  const keyedLine = async (route: string, id: string, expand: string) =>
+    (await stack.get(`/${route}/${id}${expand ? `?$expand=${expand}` : ''}`)).text;
+
+  // The whole-table path (collections merge-joined) and the general one (a filter: correlated).
+  const whole = (await download('/Export/Schemes', 'application/x-ndjson')).text.trimEnd().split('\n');
+  const filtered = (
+    await download(`/Export/Schemes?$filter=startswith(SchemeName,'bytes-')`, 'application/x-ndjson')
+  ).text
+    .trimEnd()
+    .split('\n');
+  t.is(filtered.length, ids.length);
+  for (const [i, id] of ids.entries()) {
+    const keyed = await keyedLine('Schemes', encodeId('Scheme', id), owned);
+    t.is(filtered[i], keyed, `filtered export, scheme ${i}`);
+    t.true(whole.includes(keyed), `whole-table export, scheme ${i}`);
+  }
+  t.deepEqual(
+    (JSON.parse(filtered[0]!) as { Notes: { Text: string }[] }).Notes.map((n) => n.Text),
+    ['first', 'tab\there', 'late\n"0"'],
+  );
+
+  // Every other exported entity: its first lines against its keyed reads.
+  for (const entity of ENTITIES.filter((e) => e !== Scheme)) {
+    const expand = Object.entries(entity.collections)
+      .filter(([, c]) => c.owned)
+      .map(([name]) => name)
+      .join(',');
+    const res = await download(`/Export/${entity.route}`, 'application/x-ndjson');
+    t.is(res.status, 200, entity.route);
+    for (const line of res.text.split('\n').filter(Boolean).slice(0, 5)) {
+      const { Id } = JSON.parse(line) as { Id: string };
+      t.is(line, await keyedLine(entity.route, Id, expand), `${entity.route} ${Id}`);
+    }
+  }
+});
 
 test('every one of 5,000 rows arrives once, in key order (no page cut)', async (t) => {
   await stack.knex.raw(
