@@ -1,0 +1,195 @@
+import type pg from 'pg';
+import type { Result } from 'autocannon';
+import { Redis } from 'ioredis';
+import { cpuWindow, type CpuPerRequest, type TrackedProcess } from './process-cpu';
+import { eventLatency, schemeMark, type EventLatency } from './event-latency';
+import { readFileSync, statSync } from 'node:fs';
+
+/**
+ * The write side of the benchmark beyond req/s (DESIGN §9, issue 12): each write run measured
+ * against both floors (the direct transaction and the bare queue round trip), the CPU each process
+ * spends per request, and for POST runs how long the events take to reach search and the activity
+ * log. bench/run.ts drives the runs; this module measures around them and reports.
+ */
+
+/** The fields of a bench/run.ts result row this report reads. */
+interface RunRow {
+  scenario: string;
+  concurrency: number;
+  target: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+export interface CpuRecord extends CpuPerRequest {
+  run: string;
+  concurrency: number;
+  target: string;
+}
+
+export interface LatencyRecord extends EventLatency {
+  concurrency: number;
+  postsPerSecond: number;
+}
+
+/** The server process of a local Postgres or Redis (null when it runs elsewhere). */
+async function storePids(db: pg.Pool, redisUrl: string): Promise<{ postgres: number | null; redis: number | null }> {
+  const backend = (await db.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+  let postgres: number | null = null;
+  try {
+    // A backend's parent is the postmaster; reading it proves the server runs on this machine.
+    const stat = readFileSync(`/proc/${backend}/stat`, 'utf8');
+    postgres = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    postgres = null;
+  }
+  const redis = new Redis(redisUrl);
+  try {
+    const info = await redis.info('server');
+    const pid = Number(/process_id:(\d+)/.exec(info)?.[1]);
+    return { postgres, redis: pid && existsProc(pid) ? pid : null };
+  } finally {
+    redis.disconnect();
+  }
+}
+
+function existsProc(pid: number): boolean {
+  try {
+    statSync(`/proc/${pid}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface WriteMeasuresOptions {
+  db: pg.Pool;
+  redisUrl: string;
+  /** Node processes the bench started, by row label. */
+  processes: Record<string, number>;
+  /** Resolves once the event workers have nothing queued. */
+  eventsDrained: () => Promise<void>;
+}
+
+export class WriteMeasures {
+  readonly cpu: CpuRecord[] = [];
+  readonly latency: LatencyRecord[] = [];
+
+  private constructor(
+    private readonly options: WriteMeasuresOptions,
+    private readonly tracked: TrackedProcess[],
+  ) {}
+
+  static async create(options: WriteMeasuresOptions): Promise<WriteMeasures> {
+    const stores = await storePids(options.db, options.redisUrl);
+    const tracked: TrackedProcess[] = Object.entries(options.processes).map(([label, pid]) => ({
+      label,
+      pid,
+      withDescendants: true, // several API or worker processes under a cluster primary
+    }));
+    if (stores.postgres)
+      tracked.push({ label: 'Postgres (all backends)', pid: stores.postgres, withDescendants: true });
+    if (stores.redis) tracked.push({ label: 'Redis', pid: stores.redis, withDescendants: false });
+    // autocannon runs in this process (its children are the service: not counted here).
+    tracked.push({ label: 'load generator', pid: process.pid, withDescendants: false });
+    return new WriteMeasures(options, tracked);
+  }
+
+  /**
+   * One write run. `drive` runs the load and calls `beforeMeasure` between its warm-up and the
+   * measured part: then the event queues are drained (so the window holds this run's work only) and
+   * counting starts. Counting ends once this run's events are handled too, so the event workers'
+   * CPU for its writes is in the window. POST runs on the service also measure the event latency.
+   */
+  async run(
+    label: { run: string; concurrency: number; target: string; posts?: boolean },
+    drive: (beforeMeasure: () => Promise<void>) => Promise<Result>,
+  ): Promise<Result> {
+    let mark = 0;
+    let counting: ((requests: number) => CpuPerRequest) | undefined;
+    const result = await drive(async () => {
+      await this.options.eventsDrained();
+      if (label.posts) mark = await schemeMark(this.options.db);
+      counting = cpuWindow(this.tracked);
+    });
+    if (label.posts) {
+      const latency = await eventLatency(this.options.db, mark, await schemeMark(this.options.db));
+      this.latency.push({
+        concurrency: label.concurrency,
+        postsPerSecond: Math.round(result.requests.average),
+        ...latency,
+      });
+    }
+    await this.options.eventsDrained();
+    this.cpu.push({
+      run: label.run,
+      concurrency: label.concurrency,
+      target: label.target,
+      ...counting!(result.requests.total),
+    });
+    return result;
+  }
+
+  /** Prints the writes against both floors, the event latency and the CPU table; returns them for the results file. */
+  report(rows: readonly RunRow[]): object {
+    const find = (scenario: string, c: number, target: string) =>
+      rows.find((r) => r.scenario === scenario && r.concurrency === c && r.target === target);
+    const ratio = (a: number, b: number | undefined) => (b ? Number((a / b).toFixed(2)) : null);
+    const writes = rows
+      .filter((r) => r.target === 'service' && this.cpu.some((x) => x.run === r.scenario))
+      .map((r) => {
+        const transaction = find(r.scenario, r.concurrency, 'floor');
+        const queue = rows.find((q) => q.target === 'queue' && q.concurrency === r.concurrency);
+        return {
+          scenario: r.scenario,
+          concurrency: r.concurrency,
+          rps: r.rps,
+          p50: r.p50,
+          p99: r.p99,
+          transactionRps: transaction?.rps ?? null,
+          ratioToTransaction: ratio(r.rps, transaction?.rps),
+          queueRps: queue?.rps ?? null,
+          ratioToQueue: ratio(r.rps, queue?.rps),
+        };
+      });
+    console.log('\nWrites against both floors (direct transaction; bare BullMQ round trip, no database)\n');
+    console.log(
+      '| scenario | c | req/s | p50 ms | p99 ms | transaction req/s | ratio | queue round trip req/s | ratio |',
+    );
+    console.log('| --- | --: | --: | --: | --: | --: | --: | --: | --: |');
+    for (const w of writes)
+      console.log(
+        `| ${w.scenario} | ${w.concurrency} | ${w.rps} | ${w.p50} | ${w.p99} | ${w.transactionRps ?? '–'} | ${w.ratioToTransaction ?? '–'} | ${w.queueRps ?? '–'} | ${w.ratioToQueue ?? '–'} |`,
+      );
+    for (const q of rows.filter((r) => r.target === 'queue'))
+      console.log(
+        `queue round trip alone, c=${q.concurrency}: ${q.rps} req/s, p50 ${q.p50} ms, p99 ${q.p99} ms, errors ${q.errors}`,
+      );
+    for (const l of this.latency) {
+      const lag = (x: EventLatency['search']) =>
+        `p50 ${x.p50 ?? '–'} ms, p99 ${x.p99 ?? '–'} ms, max ${x.max ?? '–'} ms${x.missing ? `, ${x.missing} missing` : ''}`;
+      console.log(
+        `events of ${l.schemes} POSTs at ${l.postsPerSecond}/s (c=${l.concurrency}): search ${lag(l.search)}; activity log ${lag(l.activities)}`,
+      );
+    }
+    this.printCpu();
+    return { writes, eventLatency: this.latency, cpuMsPerRequest: this.cpu };
+  }
+
+  private printCpu(): void {
+    if (this.cpu.length === 0) return;
+    const labels = this.tracked.map((p) => p.label);
+    const head = this.cpu.map((x) => `${x.target === 'service' ? '' : `${x.target} `}${x.run} c=${x.concurrency}`);
+    console.log('\nCPU ms per request, by process (from /proc/<pid>/stat over the measured run and its events)\n');
+    console.log(`| process | ${head.join(' | ')} |`);
+    console.log(`| --- |${' --: |'.repeat(head.length)}`);
+    const cell = (v: number | null | undefined) => (v == null ? '–' : v.toFixed(2));
+    for (const label of labels) {
+      if (this.cpu.every((x) => !x.perProcess[label])) continue; // idle in every run (e.g. a floor process)
+      console.log(`| ${label} | ${this.cpu.map((x) => cell(x.perProcess[label])).join(' | ')} |`);
+    }
+    console.log(`| total | ${this.cpu.map((x) => cell(x.total)).join(' | ')} |`);
+  }
+}
