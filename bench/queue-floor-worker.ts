@@ -11,7 +11,6 @@ import { QUEUE_FLOOR } from './queue-floor-contract';
 let next = 0;
 const worker = new Worker(
   QUEUE_FLOOR.name,
-  // eslint-disable-next-line @typescript-eslint/require-await -- BullMQ takes a promise-returning processor
   async () => {
     next += 1;
     return { ok: true, entity: 'Scheme', dbId: next, encodedId: `SCH-${next}`, version: 1 };

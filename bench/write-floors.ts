@@ -37,7 +37,7 @@ export interface LatencyRecord extends EventLatency {
 /** The server process of a local Postgres or Redis (null when it runs elsewhere). */
 async function storePids(db: pg.Pool, redisUrl: string): Promise<{ postgres: number | null; redis: number | null }> {
   const backend = (await db.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
-  let postgres: number | null = null;
+  let postgres: number | null;
   try {
     // A backend's parent is the postmaster; reading it proves the server runs on this machine.
     const stat = readFileSync(`/proc/${backend}/stat`, 'utf8');
@@ -179,17 +179,24 @@ export class WriteMeasures {
   }
 
   private printCpu(): void {
-    if (this.cpu.length === 0) return;
-    const labels = this.tracked.map((p) => p.label);
-    const head = this.cpu.map((x) => `${x.target === 'service' ? '' : `${x.target} `}${x.run} c=${x.concurrency}`);
-    console.log('\nCPU ms per request, by process (from /proc/<pid>/stat over the measured run and its events)\n');
-    console.log(`| process | ${head.join(' | ')} |`);
-    console.log(`| --- |${' --: |'.repeat(head.length)}`);
+    const service = this.cpu.filter((x) => x.target === 'service');
+    const floors = this.cpu.filter((x) => x.target !== 'service');
+    console.log('\nCPU ms per request, by process (/proc/<pid>/stat over the measured run and its events)\n');
+    this.printCpuTable(service, (x) => `${x.run} c=${x.concurrency}`);
+    console.log('\nthe floors (transaction: floor server + Postgres; queue: bare round trip, no database)\n');
+    this.printCpuTable(floors, (x) => `${x.target} ${x.run.replace(' (minimal)', '')} c=${x.concurrency}`);
+  }
+
+  /** Processes as rows, runs as columns; a process idle in every run shown (under 0.05 ms) is left out. */
+  private printCpuTable(runs: CpuRecord[], head: (x: CpuRecord) => string): void {
+    if (runs.length === 0) return;
+    console.log(`| process | ${runs.map(head).join(' | ')} |`);
+    console.log(`| --- |${' --: |'.repeat(runs.length)}`);
     const cell = (v: number | null | undefined) => (v == null ? '–' : v.toFixed(2));
-    for (const label of labels) {
-      if (this.cpu.every((x) => !x.perProcess[label])) continue; // idle in every run (e.g. a floor process)
-      console.log(`| ${label} | ${this.cpu.map((x) => cell(x.perProcess[label])).join(' | ')} |`);
+    for (const { label } of this.tracked) {
+      if (runs.every((x) => (x.perProcess[label] ?? 0) < 0.05)) continue;
+      console.log(`| ${label} | ${runs.map((x) => cell(x.perProcess[label])).join(' | ')} |`);
     }
-    console.log(`| total | ${this.cpu.map((x) => cell(x.total)).join(' | ')} |`);
+    console.log(`| total (all processes) | ${runs.map((x) => cell(x.total)).join(' | ')} |`);
   }
 }
