@@ -30,6 +30,7 @@ export interface CpuRecord extends CpuPerRequest {
 }
 
 export interface LatencyRecord extends EventLatency {
+  run: string;
   concurrency: number;
   postsPerSecond: number;
 }
@@ -117,6 +118,7 @@ export class WriteMeasures {
     if (label.posts) {
       const latency = await eventLatency(this.options.db, mark, await schemeMark(this.options.db));
       this.latency.push({
+        run: label.run,
         concurrency: label.concurrency,
         postsPerSecond: Math.round(result.requests.average),
         ...latency,
@@ -154,11 +156,13 @@ export class WriteMeasures {
           ratioToQueue: ratio(r.rps, queue?.rps),
         };
       });
-    console.log('\nWrites against both floors (direct transaction; bare BullMQ round trip, no database)\n');
-    console.log(
-      '| scenario | c | req/s | p50 ms | p99 ms | transaction req/s | ratio | queue round trip req/s | ratio |',
-    );
-    console.log('| --- | --: | --: | --: | --: | --: | --: | --: | --: |');
+    if (writes.length) {
+      console.log('\nWrites against both floors (direct transaction; bare BullMQ round trip, no database)\n');
+      console.log(
+        '| scenario | c | req/s | p50 ms | p99 ms | transaction req/s | ratio | queue round trip req/s | ratio |',
+      );
+      console.log('| --- | --: | --: | --: | --: | --: | --: | --: | --: |');
+    }
     for (const w of writes)
       console.log(
         `| ${w.scenario} | ${w.concurrency} | ${w.rps} | ${w.p50} | ${w.p99} | ${w.transactionRps ?? '–'} | ${w.ratioToTransaction ?? '–'} | ${w.queueRps ?? '–'} | ${w.ratioToQueue ?? '–'} |`,
@@ -171,7 +175,7 @@ export class WriteMeasures {
       const lag = (x: EventLatency['search']) =>
         `p50 ${x.p50 ?? '–'} ms, p99 ${x.p99 ?? '–'} ms, max ${x.max ?? '–'} ms${x.missing ? `, ${x.missing} missing` : ''}`;
       console.log(
-        `events of ${l.schemes} POSTs at ${l.postsPerSecond}/s (c=${l.concurrency}): search ${lag(l.search)}; activity log ${lag(l.activities)}`,
+        `events of ${l.run} c=${l.concurrency}, ${l.schemes} POSTs at ${l.postsPerSecond}/s: search ${lag(l.search)}; activity log ${lag(l.activities)}`,
       );
     }
     this.printCpu();
