@@ -80,6 +80,8 @@ function cpuMsOf(tracked: readonly TrackedProcess[]): Map<string, number | null>
 
 export interface CpuPerRequest {
   requests: number;
+  /** Length of the window, wall clock. */
+  seconds: number;
   /** CPU ms per request by process label (null: not measurable, e.g. a remote database). */
   perProcess: Record<string, number | null>;
   total: number;
@@ -88,8 +90,10 @@ export interface CpuPerRequest {
 /** Starts counting; the function returned divides what each process used since by `requests`. */
 export function cpuWindow(tracked: readonly TrackedProcess[]): (requests: number) => CpuPerRequest {
   const before = cpuMsOf(tracked);
+  const started = Date.now();
   return (requests) => {
     const after = cpuMsOf(tracked);
+    const seconds = (Date.now() - started) / 1000;
     const perProcess: Record<string, number | null> = {};
     let total = 0;
     for (const p of tracked) {
@@ -99,6 +103,6 @@ export function cpuWindow(tracked: readonly TrackedProcess[]): (requests: number
       perProcess[p.label] = ms === null ? null : Number(ms.toFixed(2));
       total += ms ?? 0;
     }
-    return { requests, perProcess, total: Number(total.toFixed(2)) };
+    return { requests, seconds, perProcess, total: Number(total.toFixed(2)) };
   };
 }

@@ -35,6 +35,9 @@ export interface LatencyRecord extends EventLatency {
   postsPerSecond: number;
 }
 
+/** How long the processes are watched with no load, for the idle CPU the tables' net row subtracts. */
+const IDLE_WINDOW_MS = 3000;
+
 /** The server process of a local Postgres or Redis (null when it runs elsewhere). */
 async function storePids(db: pg.Pool, redisUrl: string): Promise<{ postgres: number | null; redis: number | null }> {
   const backend = (await db.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
@@ -81,6 +84,8 @@ export class WriteMeasures {
   private constructor(
     private readonly options: WriteMeasuresOptions,
     private readonly tracked: TrackedProcess[],
+    /** CPU ms per second of every process together with no load (timers, polls, retention). */
+    readonly idleMsPerSecond: number,
   ) {}
 
   static async create(options: WriteMeasuresOptions): Promise<WriteMeasures> {
@@ -95,7 +100,11 @@ export class WriteMeasures {
     if (stores.redis) tracked.push({ label: 'Redis', pid: stores.redis, withDescendants: false });
     // autocannon runs in this process (its children are the service: not counted here).
     tracked.push({ label: 'load generator', pid: process.pid, withDescendants: false });
-    return new WriteMeasures(options, tracked);
+    await options.eventsDrained();
+    const idle = cpuWindow(tracked);
+    await new Promise((r) => setTimeout(r, IDLE_WINDOW_MS));
+    const { total, seconds } = idle(1);
+    return new WriteMeasures(options, tracked, Number((total / seconds).toFixed(1)));
   }
 
   /**
@@ -179,13 +188,15 @@ export class WriteMeasures {
       );
     }
     this.printCpu();
-    return { writes, eventLatency: this.latency, cpuMsPerRequest: this.cpu };
+    return { writes, eventLatency: this.latency, cpuMsPerRequest: this.cpu, idleCpuMsPerSecond: this.idleMsPerSecond };
   }
 
   private printCpu(): void {
     const service = this.cpu.filter((x) => x.target === 'service');
     const floors = this.cpu.filter((x) => x.target !== 'service');
-    console.log('\nCPU ms per request, by process (/proc/<pid>/stat over the measured run and its events)\n');
+    console.log(
+      `\nCPU ms per request, by process (/proc/<pid>/stat over the measured run and its events; all processes idle: ${this.idleMsPerSecond} ms/s)\n`,
+    );
     this.printCpuTable(service, (x) => `${x.run} c=${x.concurrency}`);
     console.log('\nthe floors (transaction: floor server + Postgres; queue: bare round trip, no database)\n');
     this.printCpuTable(floors, (x) => `${x.target} ${x.run.replace(' (minimal)', '')} c=${x.concurrency}`);
@@ -202,5 +213,8 @@ export class WriteMeasures {
       console.log(`| ${label} | ${runs.map((x) => cell(x.perProcess[label])).join(' | ')} |`);
     }
     console.log(`| total (all processes) | ${runs.map((x) => cell(x.total)).join(' | ')} |`);
+    // What the processes spend with no load at all, spread over few requests, weighs on slow runs.
+    const net = (x: CpuRecord) => x.total - (this.idleMsPerSecond * x.seconds) / Math.max(1, x.requests);
+    console.log(`| total less idle | ${runs.map((x) => cell(net(x))).join(' | ')} |`);
   }
 }
