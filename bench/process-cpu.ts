@@ -52,6 +52,25 @@ function allStats(): Map<number, Stat> {
   return out;
 }
 
+/** A process and all its descendants. */
+export function processTree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const [pid, s] of allStats()) children.set(s.ppid, [...(children.get(s.ppid) ?? []), pid]);
+  const out = [root];
+  for (let i = 0; i < out.length; i++) out.push(...(children.get(out[i]!) ?? []));
+  return out;
+}
+
+/** CPU milliseconds used so far by each of `pids` (absent when gone). */
+export function cpuMsOfPids(pids: readonly number[]): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const pid of pids) {
+    const stat = statOf(String(pid));
+    if (stat) out.set(pid, (stat.own * 1000) / TICKS_PER_SECOND);
+  }
+  return out;
+}
+
 /** CPU milliseconds used so far by each tracked process (null when it cannot be read). */
 function cpuMsOf(tracked: readonly TrackedProcess[]): Map<string, number | null> {
   const stats = allStats();

@@ -3,6 +3,7 @@ import type { Result } from 'autocannon';
 import { Redis } from 'ioredis';
 import { cpuWindow, type CpuPerRequest, type TrackedProcess } from './process-cpu';
 import { eventLatency, schemeMark, type EventLatency } from './event-latency';
+import { postgresByClient } from './postgres-clients';
 import { readFileSync, statSync } from 'node:fs';
 
 /**
@@ -27,6 +28,8 @@ export interface CpuRecord extends CpuPerRequest {
   run: string;
   concurrency: number;
   target: string;
+  /** Postgres's share by the process its backends serve (ms per request); the rest is "other". */
+  postgresFor: Record<string, number>;
 }
 
 export interface LatencyRecord extends EventLatency {
@@ -34,6 +37,10 @@ export interface LatencyRecord extends EventLatency {
   concurrency: number;
   postsPerSecond: number;
 }
+
+const POSTGRES = 'Postgres (all backends)';
+const REDIS = 'Redis';
+const STORES = [POSTGRES, REDIS];
 
 /** How long the processes are watched with no load, for the idle CPU the tables' net row subtracts. */
 const IDLE_WINDOW_MS = 3000;
@@ -81,12 +88,17 @@ export class WriteMeasures {
   readonly cpu: CpuRecord[] = [];
   readonly latency: LatencyRecord[] = [];
 
+  /** The processes whose Postgres backends are told apart (every one but the stores). */
+  private readonly clients: TrackedProcess[];
+
   private constructor(
     private readonly options: WriteMeasuresOptions,
     private readonly tracked: TrackedProcess[],
     /** CPU ms per second of every process together with no load (timers, polls, retention). */
     readonly idleMsPerSecond: number,
-  ) {}
+  ) {
+    this.clients = tracked.filter((p) => !STORES.includes(p.label));
+  }
 
   static async create(options: WriteMeasuresOptions): Promise<WriteMeasures> {
     const stores = await storePids(options.db, options.redisUrl);
@@ -95,9 +107,8 @@ export class WriteMeasures {
       pid,
       withDescendants: true, // several API or worker processes under a cluster primary
     }));
-    if (stores.postgres)
-      tracked.push({ label: 'Postgres (all backends)', pid: stores.postgres, withDescendants: true });
-    if (stores.redis) tracked.push({ label: 'Redis', pid: stores.redis, withDescendants: false });
+    if (stores.postgres) tracked.push({ label: POSTGRES, pid: stores.postgres, withDescendants: true });
+    if (stores.redis) tracked.push({ label: REDIS, pid: stores.redis, withDescendants: false });
     // autocannon runs in this process (its children are the service: not counted here).
     tracked.push({ label: 'load generator', pid: process.pid, withDescendants: false });
     await options.eventsDrained();
@@ -119,9 +130,11 @@ export class WriteMeasures {
   ): Promise<Result> {
     let mark = 0;
     let counting: ((requests: number) => CpuPerRequest) | undefined;
+    let postgresSplit: (() => Promise<Map<string, number>>) | undefined;
     const result = await drive(async () => {
       await this.options.eventsDrained();
       if (label.posts) mark = await schemeMark(this.options.db);
+      postgresSplit = await postgresByClient(this.options.db, this.clients);
       counting = cpuWindow(this.tracked);
     });
     if (label.posts) {
@@ -134,12 +147,11 @@ export class WriteMeasures {
       });
     }
     await this.options.eventsDrained();
-    this.cpu.push({
-      run: label.run,
-      concurrency: label.concurrency,
-      target: label.target,
-      ...counting!(result.requests.total),
-    });
+    const cpu = counting!(result.requests.total);
+    const postgresFor: Record<string, number> = {};
+    for (const [client, ms] of await postgresSplit!())
+      postgresFor[client] = Number((ms / Math.max(1, cpu.requests)).toFixed(2));
+    this.cpu.push({ run: label.run, concurrency: label.concurrency, target: label.target, ...cpu, postgresFor });
     return result;
   }
 
@@ -211,6 +223,16 @@ export class WriteMeasures {
     for (const { label } of this.tracked) {
       if (runs.every((x) => (x.perProcess[label] ?? 0) < 0.05)) continue;
       console.log(`| ${label} | ${runs.map((x) => cell(x.perProcess[label])).join(' | ')} |`);
+      if (label !== POSTGRES) continue;
+      for (const client of this.clients.map((p) => p.label)) {
+        if (runs.every((x) => (x.postgresFor[client] ?? 0) < 0.05)) continue;
+        console.log(`| … serving ${client} | ${runs.map((x) => cell(x.postgresFor[client] ?? 0)).join(' | ')} |`);
+      }
+      const other = (x: CpuRecord) =>
+        (x.perProcess[POSTGRES] ?? 0) - Object.values(x.postgresFor).reduce((a, b) => a + b, 0);
+      console.log(
+        `| … other (autovacuum, WAL, checkpoints, exited backends) | ${runs.map((x) => cell(other(x))).join(' | ')} |`,
+      );
     }
     console.log(`| total (all processes) | ${runs.map((x) => cell(x.total)).join(' | ')} |`);
     // What the processes spend with no load at all, spread over few requests, weighs on slow runs.
