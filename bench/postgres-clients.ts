@@ -55,20 +55,14 @@ function socketHolders(tracked: readonly TrackedProcess[]): Map<string, string> 
   return out;
 }
 
-/** Backend pid → the label of the tracked process it serves. */
-async function backendOwners(db: pg.Pool, tracked: readonly TrackedProcess[]): Promise<Map<number, string>> {
+/** Backend pid → the label of the tracked process it serves (null: none of them), for every backend. */
+async function backendOwners(db: pg.Pool, tracked: readonly TrackedProcess[]): Promise<Map<number, string | null>> {
   const { rows } = await db.query<{ pid: number; port: number; server: number }>(
-    `select pid, client_port as port, inet_server_port() as server from pg_stat_activity where client_port is not null`,
+    `select pid, client_port as port, inet_server_port() as server from pg_stat_activity`,
   );
-  const out = new Map<number, string>();
-  if (rows.length === 0) return out;
   const sockets = clientSockets(rows[0]!.server);
   const holders = socketHolders(tracked);
-  for (const r of rows) {
-    const owner = holders.get(sockets.get(r.port) ?? '');
-    if (owner) out.set(r.pid, owner);
-  }
-  return out;
+  return new Map(rows.map((r) => [r.pid, holders.get(sockets.get(r.port) ?? '') ?? null]));
 }
 
 /** Starts counting; the function returned gives the CPU ms each tracked process's backends used since. */
@@ -76,14 +70,18 @@ export async function postgresByClient(
   db: pg.Pool,
   tracked: readonly TrackedProcess[],
 ): Promise<() => Promise<Map<string, number>>> {
+  // Every backend's time at the start, so one matched only later counts from here, not from its start.
   const owners = await backendOwners(db, tracked);
   const before = cpuMsOfPids([...owners.keys()]);
   return async () => {
-    const later = await backendOwners(db, tracked);
-    for (const [pid, label] of later) if (!owners.has(pid)) owners.set(pid, label);
+    // A backend's owner may be known only now (its socket was not listed yet); a new backend started within the window.
+    for (const [pid, label] of await backendOwners(db, tracked)) {
+      if (label || !owners.has(pid)) owners.set(pid, label);
+    }
     const after = cpuMsOfPids([...owners.keys()]);
     const out = new Map<string, number>();
     for (const [pid, label] of owners) {
+      if (!label) continue;
       const ms = (after.get(pid) ?? before.get(pid) ?? 0) - (before.get(pid) ?? 0);
       out.set(label, (out.get(label) ?? 0) + ms);
     }
