@@ -65,11 +65,15 @@ async function backendOwners(db: pg.Pool, tracked: readonly TrackedProcess[]): P
   return new Map(rows.map((r) => [r.pid, holders.get(sockets.get(r.port) ?? '') ?? null]));
 }
 
-/** Starts counting; the function returned gives the CPU ms each tracked process's backends used since. */
+/**
+ * Starts counting. The function returned finds the backends' owners again and gives a synchronous
+ * reader of the CPU ms each tracked process's backends used since, so the caller can read it right
+ * next to its other counters (the query takes milliseconds the window must not include).
+ */
 export async function postgresByClient(
   db: pg.Pool,
   tracked: readonly TrackedProcess[],
-): Promise<() => Promise<Map<string, number>>> {
+): Promise<() => Promise<() => Map<string, number>>> {
   // Every backend's time at the start, so one matched only later counts from here, not from its start.
   const owners = await backendOwners(db, tracked);
   const before = cpuMsOfPids([...owners.keys()]);
@@ -78,13 +82,15 @@ export async function postgresByClient(
     for (const [pid, label] of await backendOwners(db, tracked)) {
       if (label || !owners.has(pid)) owners.set(pid, label);
     }
-    const after = cpuMsOfPids([...owners.keys()]);
-    const out = new Map<string, number>();
-    for (const [pid, label] of owners) {
-      if (!label) continue;
-      const ms = (after.get(pid) ?? before.get(pid) ?? 0) - (before.get(pid) ?? 0);
-      out.set(label, (out.get(label) ?? 0) + ms);
-    }
-    return out;
+    return () => {
+      const after = cpuMsOfPids([...owners.keys()]);
+      const out = new Map<string, number>();
+      for (const [pid, label] of owners) {
+        if (!label) continue;
+        const ms = (after.get(pid) ?? before.get(pid) ?? 0) - (before.get(pid) ?? 0);
+        out.set(label, (out.get(label) ?? 0) + ms);
+      }
+      return out;
+    };
   };
 }

@@ -130,7 +130,7 @@ export class WriteMeasures {
   ): Promise<Result> {
     let mark = 0;
     let counting: ((requests: number) => CpuPerRequest) | undefined;
-    let postgresSplit: (() => Promise<Map<string, number>>) | undefined;
+    let postgresSplit: (() => Promise<() => Map<string, number>>) | undefined;
     const result = await drive(async () => {
       await this.options.eventsDrained();
       if (label.posts) mark = await schemeMark(this.options.db);
@@ -147,10 +147,10 @@ export class WriteMeasures {
       });
     }
     await this.options.eventsDrained();
+    const readSplit = await postgresSplit!();
     const cpu = counting!(result.requests.total);
     const postgresFor: Record<string, number> = {};
-    for (const [client, ms] of await postgresSplit!())
-      postgresFor[client] = Number((ms / Math.max(1, cpu.requests)).toFixed(2));
+    for (const [client, ms] of readSplit()) postgresFor[client] = Number((ms / Math.max(1, cpu.requests)).toFixed(2));
     this.cpu.push({ run: label.run, concurrency: label.concurrency, target: label.target, ...cpu, postgresFor });
     return result;
   }
