@@ -88,14 +88,16 @@ export class WriteMeasures {
   readonly cpu: CpuRecord[] = [];
   readonly latency: LatencyRecord[] = [];
 
+  /** CPU ms per second of every process together with no load (timers, polls, retention): before the first run. */
+  private idleMsPerSecond = 0;
+  private idleMeasured = false;
+
   /** The processes whose Postgres backends are told apart (every one but the stores). */
   private readonly clients: TrackedProcess[];
 
   private constructor(
     private readonly options: WriteMeasuresOptions,
     private readonly tracked: TrackedProcess[],
-    /** CPU ms per second of every process together with no load (timers, polls, retention). */
-    readonly idleMsPerSecond: number,
   ) {
     this.clients = tracked.filter((p) => !STORES.includes(p.label));
   }
@@ -111,11 +113,7 @@ export class WriteMeasures {
     if (stores.redis) tracked.push({ label: REDIS, pid: stores.redis, withDescendants: false });
     // autocannon runs in this process (its children are the service: not counted here).
     tracked.push({ label: 'load generator', pid: process.pid, withDescendants: false });
-    await options.eventsDrained();
-    const idle = cpuWindow(tracked);
-    await new Promise((r) => setTimeout(r, IDLE_WINDOW_MS));
-    const { total, seconds } = idle(1);
-    return new WriteMeasures(options, tracked, Number((total / seconds).toFixed(1)));
+    return new WriteMeasures(options, tracked);
   }
 
   /**
@@ -128,6 +126,14 @@ export class WriteMeasures {
     label: { run: string; concurrency: number; target: string; posts?: boolean },
     drive: (beforeMeasure: () => Promise<void>) => Promise<Result>,
   ): Promise<Result> {
+    if (!this.idleMeasured) {
+      await this.options.eventsDrained();
+      const idle = cpuWindow(this.tracked);
+      await new Promise((r) => setTimeout(r, IDLE_WINDOW_MS));
+      const { total, seconds } = idle(1);
+      this.idleMsPerSecond = Number((total / seconds).toFixed(1));
+      this.idleMeasured = true;
+    }
     let mark = 0;
     let counting: ((requests: number) => CpuPerRequest) | undefined;
     let postgresSplit: (() => Promise<() => Map<string, number>>) | undefined;
