@@ -9,6 +9,7 @@ import pg from 'pg';
 import { QUEUE } from '../domain/queues/queue-contracts';
 import { PROJECT_ROOT, nodeArgsOf } from '../scripts/process-commands';
 import { READ_SCENARIOS } from './scenarios';
+import { WriteMeasures } from './write-floors';
 
 /**
  * `npm run bench`: drives the running service and the floor with autocannon at concurrency 1 and
@@ -23,6 +24,8 @@ const QUEUE_PREFIX = 'bench';
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? '1,32').split(',').map(Number);
 const API_PORT = Number(process.env.BENCH_API_PORT ?? 3901);
 const FLOOR_PORT = Number(process.env.BENCH_FLOOR_PORT ?? 3902);
+/** The bare queue round trip's HTTP side (bench/queue-floor-server.ts). */
+const QUEUE_FLOOR_PORT = Number(process.env.BENCH_QUEUE_FLOOR_PORT ?? FLOOR_PORT + 1);
 const databaseUrl = process.env.DATABASE_URL!;
 /** BENCH_ONLY=keyed,post,… limits the run to some scenarios (scaling runs); empty runs all. */
 const ONLY = new Set((process.env.BENCH_ONLY ?? '').split(',').filter(Boolean));
@@ -40,7 +43,8 @@ const RETENTION_RUN_S = Number(process.env.BENCH_RETENTION_SECONDS ?? 60);
 interface Row {
   scenario: string;
   concurrency: number;
-  target: 'service' | 'floor';
+  /** `queue`: the bare BullMQ round trip (bench/queue-floor-server.ts). */
+  target: 'service' | 'floor' | 'queue';
   rps: number;
   p50: number;
   p99: number;
@@ -94,6 +98,21 @@ function start(args: string[], env: Record<string, string>): ChildProcess {
   return child;
 }
 
+/** Waits (up to 30 s) until a POST to `url` succeeds (the queue floor: its worker is up too). */
+async function waitForPost(url: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      if (res.ok) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`${url} did not answer`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 async function waitFor(url: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -143,8 +162,9 @@ function autocannonRun(opts: autocannon.Options): Promise<Result> {
  * One measured run, after BENCH_WARMUP seconds of the same load unmeasured (JIT, caches, pools), so
  * service and floor are compared warm whatever ran before.
  */
-async function cannon(opts: autocannon.Options): Promise<Result> {
+async function cannon(opts: autocannon.Options, beforeMeasure?: () => Promise<void>): Promise<Result> {
   if (WARMUP > 0) await autocannonRun({ ...opts, duration: WARMUP });
+  await beforeMeasure?.();
   return autocannonRun({ duration: DURATION, ...opts });
 }
 
@@ -199,15 +219,27 @@ async function main(): Promise<void> {
   };
   // Each process as `npm start` runs it (package.json scripts, V8 flags included).
   const api = start(nodeArgsOf('api'), { ...env, PORT: String(API_PORT) });
-  start(nodeArgsOf('commands'), env);
-  start(nodeArgsOf('views'), env);
-  start(nodeArgsOf('notifications'), env);
-  start([path.join(PROJECT_ROOT, 'dist/bench/floor-server.js')], {
+  const commands = start(nodeArgsOf('commands'), env);
+  const views = start(nodeArgsOf('views'), env);
+  const notifications = start(nodeArgsOf('notifications'), env);
+  const floorServer = start([path.join(PROJECT_ROOT, 'dist/bench/floor-server.js')], {
     DATABASE_URL: databaseUrl,
     PORT: String(FLOOR_PORT),
   });
+  const writes = selected('POST') || selected('PATCH');
+  // The bare queue round trip: its HTTP side and, in another process, its worker (no database).
+  const queueFloor = writes
+    ? [
+        start([path.join(PROJECT_ROOT, 'dist/bench/queue-floor-server.js')], {
+          REDIS_URL: redisUrl,
+          PORT: String(QUEUE_FLOOR_PORT),
+        }),
+        start([path.join(PROJECT_ROOT, 'dist/bench/queue-floor-worker.js')], { REDIS_URL: redisUrl }),
+      ]
+    : [];
   await waitFor(`http://127.0.0.1:${API_PORT}/health/ready`);
   await waitFor(`http://127.0.0.1:${FLOOR_PORT}/floor/keyed/${keys[0]}`);
+  if (writes) await waitForPost(`http://127.0.0.1:${QUEUE_FLOOR_PORT}/floor/queue`);
   // Events a previous run's writes left behind would be handled during this run's reads.
   await eventBacklogDrained();
   const rss = rssSampler(api.pid!);
@@ -254,21 +286,48 @@ async function main(): Promise<void> {
   }
 
   await databaseIdle(db);
-  // Writes: POST minimal and PATCH, through the queue vs one direct transaction.
-  for (const c of selected('POST') || selected('PATCH') ? CONCURRENCIES : []) {
+  // Writes: POST minimal and PATCH, through the queue vs one direct transaction and vs the bare
+  // queue round trip, with the CPU per request of every process and the POSTs' event latency.
+  const measures = await WriteMeasures.create({
+    db,
+    redisUrl,
+    processes: {
+      API: api.pid!,
+      'command worker': commands.pid!,
+      'view worker': views.pid!,
+      'notification worker': notifications.pid!,
+      'floor server': floorServer.pid!,
+      ...(queueFloor.length
+        ? { 'queue floor server': queueFloor[0]!.pid!, 'queue floor worker': queueFloor[1]!.pid! }
+        : {}),
+    },
+    eventsDrained: eventBacklogDrained,
+  });
+  for (const c of writes ? CONCURRENCIES : []) {
     const post = {
       method: 'POST' as const,
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ SchemeName: 'Bench [<id>]' }),
       idReplacement: true,
     };
+    const POST = 'POST (minimal)';
     rows.push(
-      await serviceRow('POST (minimal)', c, () => cannon({ url: `${service}/Schemes`, connections: c, ...post })),
+      await serviceRow(POST, c, () =>
+        measures.run({ run: POST, concurrency: c, target: 'service', posts: true }, (before) =>
+          cannon({ url: `${service}/Schemes`, connections: c, ...post }, before),
+        ),
+      ),
     );
     log(rows[rows.length - 1]!);
-    rows.push(
-      rowOf('POST (minimal)', c, 'floor', await cannon({ url: `${floor}/floor/schemes`, connections: c, ...post })),
+    const floorPost = await measures.run({ run: POST, concurrency: c, target: 'floor' }, (before) =>
+      cannon({ url: `${floor}/floor/schemes`, connections: c, ...post }, before),
     );
+    rows.push(rowOf(POST, c, 'floor', floorPost));
+    log(rows[rows.length - 1]!);
+    const queueRun = await measures.run({ run: 'round trip', concurrency: c, target: 'queue' }, (before) =>
+      cannon({ url: `http://127.0.0.1:${QUEUE_FLOOR_PORT}/floor/queue`, connections: c, ...post }, before),
+    );
+    rows.push(rowOf('queue round trip', c, 'queue', queueRun));
     log(rows[rows.length - 1]!);
     const patch = {
       method: 'PATCH' as const,
@@ -277,23 +336,19 @@ async function main(): Promise<void> {
     };
     rows.push(
       await serviceRow('PATCH', c, () =>
-        cannon({
-          url: service,
-          connections: c,
-          ...patch,
-          requests: rotating(keys, (k) => `/Schemes/${encoded.get(k)}`),
-        }),
+        measures.run({ run: 'PATCH', concurrency: c, target: 'service' }, (before) =>
+          cannon(
+            { url: service, connections: c, ...patch, requests: rotating(keys, (k) => `/Schemes/${encoded.get(k)}`) },
+            before,
+          ),
+        ),
       ),
     );
     log(rows[rows.length - 1]!);
-    rows.push(
-      rowOf(
-        'PATCH',
-        c,
-        'floor',
-        await cannon({ url: floor, connections: c, ...patch, requests: rotating(keys, (k) => `/floor/schemes/${k}`) }),
-      ),
+    const floorPatch = await measures.run({ run: 'PATCH', concurrency: c, target: 'floor' }, (before) =>
+      cannon({ url: floor, connections: c, ...patch, requests: rotating(keys, (k) => `/floor/schemes/${k}`) }, before),
     );
+    rows.push(rowOf('PATCH', c, 'floor', floorPatch));
     log(rows[rows.length - 1]!);
   }
 
@@ -345,15 +400,23 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, 1000));
       }
     })();
-    const result = await cannon({
-      url: `${service}/Schemes`,
-      connections: 16,
-      duration: RETENTION_RUN_S,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ SchemeName: 'Retention [<id>]' }),
-      idReplacement: true,
-    });
+    // The longest POST run: its event latency is the one at a sustained rate.
+    const result = await measures.run(
+      { run: 'POST (retention run)', concurrency: 16, target: 'service', posts: true },
+      (before) =>
+        cannon(
+          {
+            url: `${service}/Schemes`,
+            connections: 16,
+            duration: RETENTION_RUN_S,
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ SchemeName: 'Retention [<id>]' }),
+            idReplacement: true,
+          },
+          before,
+        ),
+    );
     sampling = false;
     await sampler;
     const writesPerSecond = Math.round(result.requests.average);
@@ -397,6 +460,7 @@ async function main(): Promise<void> {
         `outbox held at most ${retention.maxOutbox} rows, command_log ${retention.maxCommandLog}; (window + interval) × rate = ${retention.bound}`,
     );
   }
+  const writesReport = measures.cpu.length ? measures.report(rows) : undefined;
   console.log(`API peak RSS over the whole run: ${peakRss.toFixed(0)} MiB`);
 
   mkdirSync(path.join(PROJECT_ROOT, 'bench/results'), { recursive: true });
@@ -412,6 +476,7 @@ async function main(): Promise<void> {
         rows: table,
         exports,
         retention,
+        writes: writesReport,
         apiProcesses: process.env.API_PROCESSES ?? '1',
         commandWorkerProcesses: process.env.COMMAND_WORKER_PROCESSES ?? '1',
         apiPeakRssMiB: peakRss,
