@@ -86,16 +86,22 @@ export async function affectedDocuments(
     out.set(entity, set);
   };
   for (const [changed, group] of groupByEntity(events)) {
-    // A deleted row can no longer be referenced (foreign keys restrict), so fan-out through a
-    // relation only follows the rows that still exist.
-    const kept = group.filter((event) => event.name !== `${changed.name}Deleted`).map((event) => event.dbId);
+    // An update only changes the documents that show a member it changed: a PATCH of TotalUnits
+    // rebuilds nothing. (An event without changedFields is taken to have changed everything.)
+    const updated = `${changed.name}Updated`;
+    const touches = (event: DomainEvent, member: string) =>
+      event.name !== updated || !Array.isArray(event.changedFields) || event.changedFields.includes(member);
     for (const { entity, fields } of SEARCHABLE) {
-      if (entity === changed)
+      if (entity === changed) {
+        const members = fields.map(([field]) => entity.searchFields[field]!.split('/', 1)[0]!);
+        const keys = group.filter((event) => members.some((member) => touches(event, member)));
         add(
           entity,
-          group.map((event) => event.dbId),
+          keys.map((event) => event.dbId),
         );
-      for (const [, steps] of fields) {
+      }
+      for (const [field, steps] of fields) {
+        const segments = entity.searchFields[field]!.split('/');
         for (let i = 0; i < steps.length; i++) {
           const step = steps[i]!;
           if (step.kind === 'text' || step.target.def !== changed) continue;
@@ -108,8 +114,13 @@ export async function affectedDocuments(
             if (parentKeys.length === 0) continue;
             if (i === 0) add(entity, parentKeys);
             else add(entity, await rootKeys(knex, entity, steps, i, parentKeys));
-          } else if (kept.length) {
-            add(entity, await rootKeys(knex, entity, steps, i + 1, kept));
+          } else {
+            // A deleted row can no longer be referenced (foreign keys restrict), so fan-out through
+            // a relation follows rows that still exist and changed the member shown there.
+            const kept = group
+              .filter((event) => event.name !== `${changed.name}Deleted` && touches(event, segments[i + 1]!))
+              .map((event) => event.dbId);
+            if (kept.length) add(entity, await rootKeys(knex, entity, steps, i + 1, kept));
           }
         }
       }

@@ -210,3 +210,25 @@ test.serial('a rebuild that read a row before a later change never commits over 
   t.regex(document, /omega/, 'the later document stays');
   t.notRegex(document, /alpha/);
 });
+
+test.serial('an update rebuilds only the documents that show a member it changed', async (t) => {
+  const views = await startViewsWorker(stack.config);
+  t.teardown(() => views.close());
+  const company = await create(stack, 'Companies', { Name: 'Shown Everywhere' });
+  await create(stack, 'Schemes', {
+    SchemeName: 'Shows A Company',
+    Companies: [{ Company: { Id: company }, Role: 'Developer' }],
+  });
+  const { event } = (await stack.knex('outbox').whereRaw("event->>'entityId' = ?", [company]).first('event')) as {
+    event: DomainEvent;
+  };
+  const rebuilt = async (changedFields: string[]) => {
+    const job = eventBurstJob([makeEvent('Company', 'Updated', event.dbId, { changedFields })]);
+    const result = (await queues.run(QUEUE.views, job.name, job.data, job.opts)) as { documents: number };
+    return result.documents;
+  };
+  t.is(await rebuilt(['Name']), 2, 'its own document and the scheme that shows its name');
+  t.is(await rebuilt(['RegistrationNumber']), 1, 'only its own document: no scheme shows it');
+  t.is(await rebuilt(['Country']), 0, 'no document shows its country');
+  t.is(await rebuilt([]), 0, 'a write that changed nothing');
+});
