@@ -19,6 +19,12 @@ import { WriteMeasures } from './write-floors';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
+/**
+ * POSTs sent once, unmeasured, before the first write run: a fresh API and command worker spend
+ * 1.8–2.4× their steady CPU per write until V8 has optimised the write path, which takes
+ * ~3,000–4,500 writes (bench/README.md, "the first run"); BENCH_WARMUP's seconds are not enough.
+ */
+const WRITE_WARMUP_REQUESTS = Number(process.env.BENCH_WRITE_WARMUP_REQUESTS ?? 5000);
 /** The service's BullMQ prefix in benchmark runs. */
 const QUEUE_PREFIX = 'bench';
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? '1,32').split(',').map(Number);
@@ -303,13 +309,24 @@ async function main(): Promise<void> {
     },
     eventsDrained: eventBacklogDrained,
   });
+  const post = {
+    method: 'POST' as const,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ SchemeName: 'Bench [<id>]' }),
+    idReplacement: true,
+  };
+  if (writes && WRITE_WARMUP_REQUESTS > 0) {
+    console.error(`  warming the write paths up: ${WRITE_WARMUP_REQUESTS} POSTs to the service and each floor`);
+    for (const url of [
+      `${service}/Schemes`,
+      `${floor}/floor/schemes`,
+      `http://127.0.0.1:${QUEUE_FLOOR_PORT}/floor/queue`,
+    ]) {
+      await autocannonRun({ url, connections: 16, amount: WRITE_WARMUP_REQUESTS, ...post });
+    }
+    await eventBacklogDrained();
+  }
   for (const c of writes ? CONCURRENCIES : []) {
-    const post = {
-      method: 'POST' as const,
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ SchemeName: 'Bench [<id>]' }),
-      idReplacement: true,
-    };
     const POST = 'POST (minimal)';
     rows.push(
       await serviceRow(POST, c, () =>
