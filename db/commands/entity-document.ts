@@ -15,9 +15,14 @@ export async function readPatchableDocument(
   trx: Knex.Transaction,
   entity: EntityDefinition,
   id: number,
+  /**
+   * The members the operations name (paths and `from`s); the owned collections outside it are not
+   * read (they are neither changed nor written back). Undefined reads them all.
+   */
+  members?: ReadonlySet<string>,
 ): Promise<Record<string, unknown> | null> {
   const expand: ExpandItem[] = ownedCollectionsOf(entity)
-    .filter((owned) => !owned.collection.alwaysPopulated)
+    .filter((owned) => !owned.collection.alwaysPopulated && (!members || members.has(owned.name)))
     .map((owned) => ({ path: [owned.name], options: {}, span: { start: 0, end: 0 } }));
   const row = await readEntity(trx, entity, id, expand);
   return row ? (JSON.parse(row.json) as Record<string, unknown>) : null;

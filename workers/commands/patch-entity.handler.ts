@@ -16,24 +16,28 @@ export const patchEntity: CommandHandler = async (ctx) => {
   return updateEntity(
     ctx,
     async (trx) => {
-      const document = await readPatchableDocument(trx, entity, key);
+      const document = await readPatchableDocument(trx, entity, key, topLevelMembers(operations, 'read'));
       if (!document) throw rowNotFound(entity, key);
       const patched = applyPatch(entity, document, operations, ctx.patchLimits);
       return parseWriteBody(entity, patched, key);
     },
-    topLevelMembers(operations),
+    topLevelMembers(operations, 'changed'),
   );
 };
 
 /**
  * Members the operations can change (`/Notes/-` → Notes; a `move` changes its `from` too), so the
- * owned collections no operation touches are not re-read; undefined when the whole document is
- * replaced (path '').
+ * owned collections no operation touches are not rewritten, or that they read (a `copy`'s `from`
+ * too), so the others are not read; undefined when the whole document is concerned (path '').
  */
-function topLevelMembers(operations: readonly PatchOperation[]): ReadonlySet<string> | undefined {
+function topLevelMembers(
+  operations: readonly PatchOperation[],
+  which: 'changed' | 'read',
+): ReadonlySet<string> | undefined {
   const members = new Set<string>();
   for (const op of operations) {
-    const pointers = op.op === 'move' ? [op.path, op.from] : [op.path];
+    const withFrom = op.op === 'move' || (which === 'read' && op.op === 'copy');
+    const pointers = withFrom ? [op.path, op.from] : [op.path];
     for (const pointer of pointers) {
       if (typeof pointer !== 'string') continue;
       if (pointer === '') return undefined;
