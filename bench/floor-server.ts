@@ -1,11 +1,14 @@
 import express from 'express';
 import pg from 'pg';
+import { HAND_LISTS, handKeyed } from './handwritten-floor';
 import { READ_SCENARIOS, keyedStatement, listStatements, type Statement } from './scenarios';
 
 /**
  * The floor: a bare Express + pg server that runs the service's own statements with nothing around
  * them (no parsing, validation, auth, logging or queue), and a write path that applies the same
- * change in one direct transaction. Started by bench/run.ts as a separate process.
+ * change in one direct transaction. Under /hand/… the second read floor: the hand-written
+ * statements of handwritten-floor.ts, returning the same bytes. Started by bench/run.ts as a
+ * separate process.
  */
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX ?? 20) });
@@ -45,6 +48,27 @@ READ_SCENARIOS.forEach((scenario, i) => {
     ]);
     if (total) res.setHeader('X-Total-Count', String(total.rows[0]?.n));
     res.type('application/json').send(rows.rows[0]?.json ?? '[]');
+  });
+});
+
+app.get('/hand/keyed/:id', async (req, res) => {
+  const row = await handKeyed(pool, Number(req.params.id));
+  if (!row) {
+    res.status(404).end();
+    return;
+  }
+  res.setHeader('ETag', `"${row.version}"`);
+  res.type('application/json').send(row.json);
+});
+
+READ_SCENARIOS.forEach((scenario, i) => {
+  const read = HAND_LISTS[scenario.name];
+  if (!scenario.query || !read) return;
+  const query = scenario.query;
+  app.get(`/hand/list/${i}`, async (_req, res) => {
+    const { json, count } = await read(pool, query);
+    if (count !== undefined) res.setHeader('X-Total-Count', String(count));
+    res.type('application/json').send(json);
   });
 });
 
