@@ -13,10 +13,13 @@ import { READ_SCENARIOS, keyedStatement, listStatements, type Statement } from '
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX ?? 20) });
 
-/** knex `?` placeholders → pg `$n` (the read statements contain no literal question marks). */
-function positional(statement: Statement): { text: string; values: unknown[] } {
+/**
+ * knex `?` placeholders → pg `$n` (the read statements contain no literal question marks), named
+ * so each connection prepares it once, as the service does with texts that repeat.
+ */
+function positional(name: string, statement: Statement): pg.QueryConfig {
   let n = 0;
-  return { text: statement.sql.replace(/\?/g, () => `$${++n}`), values: statement.params };
+  return { name, text: statement.sql.replace(/\?/g, () => `$${++n}`), values: statement.params };
 }
 
 const app = express();
@@ -26,7 +29,7 @@ app.use(express.json({ type: ['application/json', 'application/json-patch+json']
 
 app.get('/floor/keyed/:id', async (req, res) => {
   const { rows } = await pool.query<{ json: string; version: number }>(
-    positional(keyedStatement(Number(req.params.id))),
+    positional('floor_keyed', keyedStatement(Number(req.params.id))),
   );
   if (!rows[0]) {
     res.status(404).end();
@@ -39,8 +42,8 @@ app.get('/floor/keyed/:id', async (req, res) => {
 READ_SCENARIOS.forEach((scenario, i) => {
   if (!scenario.query) return;
   const { page, count } = listStatements(scenario.query);
-  const pageQuery = positional(page);
-  const countQuery = count ? positional(count) : undefined;
+  const pageQuery = positional(`floor_page_${i}`, page);
+  const countQuery = count ? positional(`floor_count_${i}`, count) : undefined;
   app.get(`/floor/list/${i}`, async (_req, res) => {
     const [rows, total] = await Promise.all([
       pool.query<{ json: string }>(pageQuery),
