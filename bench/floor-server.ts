@@ -1,19 +1,25 @@
 import express from 'express';
 import pg from 'pg';
+import { HAND_LISTS, handKeyed } from './handwritten-floor';
 import { READ_SCENARIOS, keyedStatement, listStatements, type Statement } from './scenarios';
 
 /**
  * The floor: a bare Express + pg server that runs the service's own statements with nothing around
  * them (no parsing, validation, auth, logging or queue), and a write path that applies the same
- * change in one direct transaction. Started by bench/run.ts as a separate process.
+ * change in one direct transaction. Under /hand/… the second read floor: the hand-written
+ * statements of handwritten-floor.ts, returning the same bytes. Started by bench/run.ts as a
+ * separate process.
  */
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX ?? 20) });
 
-/** knex `?` placeholders → pg `$n` (the read statements contain no literal question marks). */
-function positional(statement: Statement): { text: string; values: unknown[] } {
+/**
+ * knex `?` placeholders → pg `$n` (the read statements contain no literal question marks), named
+ * so each connection prepares it once, as the service does with texts that repeat.
+ */
+function positional(name: string, statement: Statement): pg.QueryConfig {
   let n = 0;
-  return { text: statement.sql.replace(/\?/g, () => `$${++n}`), values: statement.params };
+  return { name, text: statement.sql.replace(/\?/g, () => `$${++n}`), values: statement.params };
 }
 
 const app = express();
@@ -23,7 +29,7 @@ app.use(express.json({ type: ['application/json', 'application/json-patch+json']
 
 app.get('/floor/keyed/:id', async (req, res) => {
   const { rows } = await pool.query<{ json: string; version: number }>(
-    positional(keyedStatement(Number(req.params.id))),
+    positional('floor_keyed', keyedStatement(Number(req.params.id))),
   );
   if (!rows[0]) {
     res.status(404).end();
@@ -36,8 +42,8 @@ app.get('/floor/keyed/:id', async (req, res) => {
 READ_SCENARIOS.forEach((scenario, i) => {
   if (!scenario.query) return;
   const { page, count } = listStatements(scenario.query);
-  const pageQuery = positional(page);
-  const countQuery = count ? positional(count) : undefined;
+  const pageQuery = positional(`floor_page_${i}`, page);
+  const countQuery = count ? positional(`floor_count_${i}`, count) : undefined;
   app.get(`/floor/list/${i}`, async (_req, res) => {
     const [rows, total] = await Promise.all([
       pool.query<{ json: string }>(pageQuery),
@@ -45,6 +51,27 @@ READ_SCENARIOS.forEach((scenario, i) => {
     ]);
     if (total) res.setHeader('X-Total-Count', String(total.rows[0]?.n));
     res.type('application/json').send(rows.rows[0]?.json ?? '[]');
+  });
+});
+
+app.get('/hand/keyed/:id', async (req, res) => {
+  const row = await handKeyed(pool, Number(req.params.id));
+  if (!row) {
+    res.status(404).end();
+    return;
+  }
+  res.setHeader('ETag', `"${row.version}"`);
+  res.type('application/json').send(row.json);
+});
+
+READ_SCENARIOS.forEach((scenario, i) => {
+  const read = HAND_LISTS[scenario.name];
+  if (!scenario.query || !read) return;
+  const query = scenario.query;
+  app.get(`/hand/list/${i}`, async (_req, res) => {
+    const { json, count } = await read(pool, query);
+    if (count !== undefined) res.setHeader('X-Total-Count', String(count));
+    res.type('application/json').send(json);
   });
 });
 

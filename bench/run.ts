@@ -49,8 +49,11 @@ const RETENTION_RUN_S = Number(process.env.BENCH_RETENTION_SECONDS ?? 60);
 interface Row {
   scenario: string;
   concurrency: number;
-  /** `queue`: the bare BullMQ round trip (bench/queue-floor-server.ts). */
-  target: 'service' | 'floor' | 'queue';
+  /**
+   * `hand`: the hand-written read floor (handwritten-floor.ts), same bytes as the service;
+   * `queue`: the bare BullMQ round trip (bench/queue-floor-server.ts).
+   */
+  target: 'service' | 'floor' | 'hand' | 'queue';
   rps: number;
   p50: number;
   p99: number;
@@ -285,6 +288,13 @@ async function main(): Promise<void> {
       });
       rows.push(rowOf(scenario.name, c, 'floor', fl));
       log(rows[rows.length - 1]!);
+      const hand = await cannon({
+        url: keyed ? floor : `${floor}/hand/list/${i}`,
+        connections: c,
+        ...(keyed ? { requests: rotating(keys, (k) => `/hand/keyed/${k}`) } : {}),
+      });
+      rows.push(rowOf(scenario.name, c, 'hand', hand));
+      log(rows[rows.length - 1]!);
       // Requests a client gave up on may still be running (up to STATEMENT_TIMEOUT_MS): the next
       // run starts on an idle database, not on this one's leftovers.
       await databaseIdle(db);
@@ -455,16 +465,25 @@ async function main(): Promise<void> {
     .filter((r) => r.target === 'service')
     .map((r) => {
       const f = byKey.get(`${r.scenario}|${r.concurrency}|floor`);
-      return { ...r, floorRps: f?.rps ?? 0, ratio: f && f.rps ? Number((r.rps / f.rps).toFixed(2)) : null };
+      const h = byKey.get(`${r.scenario}|${r.concurrency}|hand`);
+      return {
+        ...r,
+        floorRps: f?.rps ?? 0,
+        ratio: f && f.rps ? Number((r.rps / f.rps).toFixed(2)) : null,
+        handRps: h?.rps,
+        handRatio: h && h.rps ? Number((r.rps / h.rps).toFixed(2)) : null,
+      };
     });
   console.log(
     `\nEntity Management API benchmark — ${new Date().toISOString()} — ${os.cpus().length} cores, ${schemeCount} schemes, ${DURATION} s per run\n`,
   );
-  console.log('| scenario | c | req/s | p50 ms | p99 ms | errors | floor req/s | ratio | API RSS MiB |');
-  console.log('| --- | --: | --: | --: | --: | --: | --: | --: | --: |');
+  console.log(
+    '| scenario | c | req/s | p50 ms | p99 ms | errors | floor req/s | ratio | hand-written req/s | vs hand-written | API RSS MiB |',
+  );
+  console.log('| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |');
   for (const r of table)
     console.log(
-      `| ${r.scenario} | ${r.concurrency} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.floorRps} | ${r.ratio ?? '–'} | ${r.peakRssMiB ?? '–'} |`,
+      `| ${r.scenario} | ${r.concurrency} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.floorRps} | ${r.ratio ?? '–'} | ${r.handRps ?? '–'} | ${r.handRatio ?? '–'} | ${r.peakRssMiB ?? '–'} |`,
     );
   for (const e of exports) {
     console.log(

@@ -50,14 +50,16 @@ function rootRows(plan: ReadPlan, builder = new SqlBuilder()): RootRows {
   const scope = new EntityScope(plan.source, 'r', builder);
   const where: string[] = [];
   if (plan.filter) where.push(filterSql(plan.filter, scope));
-  if (plan.search) where.push(builder.embed(plan.search.sql, plan.search.params));
+  const search = plan.search;
+  if (search?.where) where.push(builder.embed(search.where.sql, search.where.params));
   const whereSql = where.length ? `where ${where.join(' and ')}` : '';
-  const countFrom = `from ${plan.entity.table} r ${scope.joinSql.join(' ')} ${whereSql}`;
+  const searchJoin = search?.join ? builder.embed(search.join.sql, search.join.params) : '';
+  const countFrom = `from ${plan.entity.table} r ${searchJoin} ${scope.joinSql.join(' ')} ${whereSql}`;
   const defaults = plan.search?.defaultOrder
     ? [builder.embed(plan.search.defaultOrder.sql, plan.search.defaultOrder.params)]
     : [];
   const orderBy = orderSql(plan.ordering, scope, defaults);
-  const from = `from ${plan.entity.table} r ${scope.joinSql.join(' ')} ${whereSql}`;
+  const from = `from ${plan.entity.table} r ${searchJoin} ${scope.joinSql.join(' ')} ${whereSql}`;
   return { builder, from, orderBy, countFrom };
 }
 
@@ -82,7 +84,9 @@ function capped(inner: string, budget: ReadBudget, extraColumns = ''): string {
   const max = budget.maxResponseBytes;
   // The limit comes from the configuration (an integer), never from a client.
   const json = max === undefined ? 'j.json' : `case when octet_length(j.json) <= ${Math.floor(max)} then j.json end`;
-  return `select ${json} as json, octet_length(j.json) as bytes${extraColumns} from (${inner}) j`;
+  // `offset 0` keeps the document a subquery of its own: pulled up, it was built once per
+  // reference to `j.json` (three times per keyed read).
+  return `select ${json} as json, octet_length(j.json) as bytes${extraColumns} from (${inner} offset 0) j`;
 }
 
 function tooLargeUnlessSent(row: { json: string | null; bytes: number } | undefined, budget: ReadBudget): void {

@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
+import type pg from 'pg';
 import { badRequest, unavailable } from '../../domain/errors/domain-error';
+import { runStatement } from './prepared-statements';
 
 /** Postgres `query_canceled`: here, the statement ran past its `statement_timeout`. */
 const QUERY_CANCELED = '57014';
@@ -33,9 +35,10 @@ export async function withReadTimeout<T>(knex: Knex, timeoutMs: number, read: (d
       await knex.raw(`set statement_timeout = ${Math.floor(timeoutMs)}`).connection(connection);
       timeoutOf.set(connection, timeoutMs);
     }
+    // Straight to the pg connection, so statements whose text repeats run prepared.
     const db: ReadDb = {
-      raw: ((sql: string, bindings: readonly Knex.RawBinding[]) =>
-        knex.raw(sql, bindings).connection(connection)) as Knex['raw'],
+      raw: ((sql: string, bindings: readonly unknown[] = []) =>
+        runStatement(connection as pg.ClientBase, sql, bindings)) as unknown as Knex['raw'],
     };
     return await read(db);
   } catch (err) {

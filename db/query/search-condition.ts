@@ -8,10 +8,17 @@ export const TEXT_SEARCH_CONFIG = 'simple';
 /** The document of every searchable field together, for unrestricted searches (one GIN probe). */
 export const ALL_FIELDS = '*';
 
-/** Extra WHERE conditions contributed by other read features (here `$search`). */
-export interface ExtraCondition {
+/** SQL with knex `?` placeholders and their values. */
+interface Fragment {
   sql: string;
   params: unknown[];
+}
+
+/** What other read features (here `$search`) add to the root rows `r`: a condition or a join. */
+export interface ExtraCondition {
+  where?: Fragment;
+  /** A join that keeps only the matching rows, one row each (and can carry their relevance). */
+  join?: Fragment;
   /** An ORDER BY prefix used when the client gave no `$orderby` (e.g. relevance). */
   defaultOrder?: { sql: string; params: unknown[] };
 }
@@ -146,8 +153,10 @@ function groupedFieldSearch(
   const condition = having(search);
   const candidates = `select p.entity_key from search_fields p where p.entity_type = ? and p.field = any(?::text[]) and p.document @@ to_tsquery('${TEXT_SEARCH_CONFIG}', ?)`;
   return {
-    sql: `r.id in (select s.entity_key from search_fields s where s.entity_type = ? and s.field = any(?::text[]) and s.entity_key in (${candidates}) group by s.entity_key having ${condition})`,
-    params: [entity.name, [...usedFields], entity.name, positiveFields, positiveQuery, ...havingParams],
+    where: {
+      sql: `r.id in (select s.entity_key from search_fields s where s.entity_type = ? and s.field = any(?::text[]) and s.entity_key in (${candidates}) group by s.entity_key having ${condition})`,
+      params: [entity.name, [...usedFields], entity.name, positiveFields, positiveQuery, ...havingParams],
+    },
     defaultOrder: {
       sql: `coalesce((select sum(ts_rank(s.document, to_tsquery('${TEXT_SEARCH_CONFIG}', ?))) from search_fields s where s.entity_key = r.id and s.entity_type = ? and s.field = any(?::text[])), 0) desc`,
       params: [positiveQuery, entity.name, positiveFields],
@@ -182,11 +191,10 @@ function perTermFieldSearch(
   };
   const sql = compile(search);
   const positives = positiveTerms(search);
-  if (positives.length === 0) return { sql, params };
+  if (positives.length === 0) return { where: { sql, params } };
   const orderParams = [positives.map(termQueryText).join(' | '), entity.name];
   return {
-    sql,
-    params,
+    where: { sql, params },
     defaultOrder: {
       sql: `coalesce((select sum(ts_rank(s.document, to_tsquery('${TEXT_SEARCH_CONFIG}', ?))) from search_fields s where s.entity_key = r.id and s.entity_type = ?), 0) desc`,
       params: orderParams,
@@ -208,18 +216,17 @@ function hasFieldTerm(node: SearchNode): boolean {
 /**
  * The common case — no field named anywhere — as one tsquery over the all-fields document: one
  * parameter, one GIN probe whatever the number of terms (20 OR'ed words cost one index scan, not
- * 20), ranked with field weights (names first).
+ * 20), ranked with field weights (names first). A join to the matching documents ranks each in
+ * the same pass (a correlated lookup per row to rank cost 1.2 of 2.2 s for 97k matches); there
+ * is one all-fields document per key, so the join adds no rows.
  */
 function wholeDocumentSearch(entity: EntityDefinition, search: SearchNode): ExtraCondition {
-  const query = queryText(search);
-  const tsquery = `to_tsquery('${TEXT_SEARCH_CONFIG}', ?)`;
   return {
-    sql: `r.id in (select s.entity_key from search_fields s where s.entity_type = ? and s.field = '${ALL_FIELDS}' and s.document @@ ${tsquery})`,
-    params: [entity.name, query],
-    defaultOrder: {
-      sql: `coalesce((select ts_rank(s.document, ${tsquery}) from search_fields s where s.entity_key = r.id and s.entity_type = ? and s.field = '${ALL_FIELDS}'), 0) desc`,
-      params: [query, entity.name],
+    join: {
+      sql: `join (select s.entity_key, ts_rank(s.document, q.q) as rank from search_fields s, to_tsquery('${TEXT_SEARCH_CONFIG}', ?) q(q) where s.entity_type = ? and s.field = '${ALL_FIELDS}' and s.document @@ q.q) rs on rs.entity_key = r.id`,
+      params: [queryText(search), entity.name],
     },
+    defaultOrder: { sql: 'rs.rank desc', params: [] },
   };
 }
 
