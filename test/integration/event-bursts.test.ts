@@ -8,7 +8,7 @@ import { startCommandWorker } from '../../workers/commands/command-worker';
 import { startNotificationsWorker } from '../../workers/notifications/notifications-worker';
 import { startViewsWorker } from '../../workers/views/views-worker';
 import { TestQueues, eventually, makeEvent } from '../support/queues';
-import { startStack, type Stack } from '../support/stack';
+import { startStack, workerProcessEnv, type Stack } from '../support/stack';
 import { create, patch } from '../support/writes';
 
 /**
@@ -81,16 +81,7 @@ test.serial('a burst delivered twice, or after part of it applied, records each 
 
 function notificationsProcess(): { child: ChildProcess; exited: Promise<unknown> } {
   const child = spawn(process.execPath, [NOTIFICATIONS_MAIN], {
-    env: {
-      PATH: process.env.PATH,
-      NODE_ENV: 'test',
-      DATABASE_URL: stack.config.databaseUrl,
-      REDIS_URL: stack.config.redisUrl,
-      QUEUE_PREFIX: stack.config.queuePrefix,
-      COMMAND_SIGNING_KEY: stack.config.commandSigningKey,
-      LOG_LEVEL: 'warn',
-      ...RECOVERY,
-    },
+    env: workerProcessEnv(stack, { LOG_LEVEL: 'warn', ...RECOVERY }),
     stdio: 'ignore',
   });
   return { child, exited: new Promise((resolve) => child.once('exit', resolve)) };

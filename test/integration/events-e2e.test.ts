@@ -1,7 +1,7 @@
 import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { startStack, type Stack } from '../support/stack';
+import { startStack, workerProcessEnv, type Stack } from '../support/stack';
 import { TestQueues, eventually } from '../support/queues';
 import { create, patch } from '../support/writes';
 import type { DomainEvent } from '../../domain/events/domain-event';
@@ -31,20 +31,15 @@ const root = path.resolve(__dirname, '../../..');
 
 function viewWorkerProcess(): ChildProcess {
   return spawn(process.execPath, [path.join(root, 'dist/workers/views/main.js')], {
-    env: {
-      ...process.env,
-      DATABASE_URL: stack.config.databaseUrl,
-      REDIS_URL: stack.config.redisUrl,
-      QUEUE_PREFIX: stack.config.queuePrefix,
+    env: workerProcessEnv(stack, {
       LOG_LEVEL: 'warn',
-      NODE_ENV: 'test',
       WORKER_CONCURRENCY: '4',
       // A killed worker's job is picked up again within a few seconds. The lock is renewed every
       // half lock duration: a live worker stalled longer than that (a loaded machine) loses it, and
       // a job that stalls twice fails for good, so the lock must not be too short either.
       WORKER_LOCK_DURATION_MS: '3000',
       WORKER_STALLED_INTERVAL_MS: '500',
-    },
+    }),
     stdio: 'ignore',
   });
 }

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { startCommandWorker } from '../../workers/commands/command-worker';
-import { startStack, type HttpResult, type Stack } from '../support/stack';
+import { startStack, workerProcessEnv, type HttpResult, type Stack } from '../support/stack';
 import { idFromLocation, waitFor } from '../support/writes';
 
 /**
@@ -31,13 +31,7 @@ interface WorkerProcess {
 
 function spawnWorker(pauseAt: 'before-commit' | 'after-commit'): WorkerProcess {
   const child = spawn(process.execPath, [WORKER_MAIN], {
-    env: {
-      PATH: process.env.PATH,
-      NODE_ENV: 'test',
-      DATABASE_URL: stack.config.databaseUrl,
-      REDIS_URL: stack.config.redisUrl,
-      QUEUE_PREFIX: stack.config.queuePrefix,
-      COMMAND_SIGNING_KEY: stack.config.commandSigningKey,
+    env: workerProcessEnv(stack, {
       LOG_LEVEL: 'info',
       WORKER_CONCURRENCY: '1',
       DB_POOL_MAX: '2',
@@ -46,7 +40,7 @@ function spawnWorker(pauseAt: 'before-commit' | 'after-commit'): WorkerProcess {
       COMMAND_STALLED_INTERVAL_MS: '250',
       COMMAND_TEST_PAUSE_MS: '60000',
       COMMAND_TEST_PAUSE_AT: pauseAt,
-    },
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -64,6 +64,22 @@ export const defaultWorkers: WorkerStarter[] = [
 
 const REAL_AUTH = ['AUTH_ISSUER_BASE_URL', 'AUTH_ISSUER', 'AUTH_JWKS_URI', 'AUTH_SECRET'];
 
+/**
+ * The environment of a worker process a test spawns against `stack`: its stores, its queue prefix
+ * and its signing key, plus `extra` (log level, stalled-recovery settings, …).
+ */
+export function workerProcessEnv(stack: Stack, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    NODE_ENV: 'test',
+    DATABASE_URL: stack.config.databaseUrl,
+    REDIS_URL: stack.config.redisUrl,
+    QUEUE_PREFIX: stack.config.queuePrefix,
+    COMMAND_SIGNING_KEY: stack.config.commandSigningKey,
+    ...extra,
+  };
+}
+
 /** The key `npm test` exports, so processes the tests spawn verify what the in-process API signs. */
 export function testSigningKey(): string {
   const key = process.env.COMMAND_SIGNING_KEY;
