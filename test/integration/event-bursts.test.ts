@@ -223,3 +223,40 @@ test.serial('an update rebuilds only the documents that show a member it changed
   t.is(await rebuilt(['Country']), 0, 'no document shows its country');
   t.is(await rebuilt([]), 0, 'a write that changed nothing');
 });
+
+test.serial(
+  'a malformed event fails alone: the rest of its burst is applied, the job fails without retry naming it',
+  async (t) => {
+    const notifications = await startNotificationsWorker(stack.config);
+    t.teardown(() => notifications.close());
+    const views = await startViewsWorker(stack.config);
+    t.teardown(() => views.close());
+    const good = await someEvents(3, 'Beside A Malformed Event');
+    const cases = [
+      // No entity Id: the activity log's NOT NULL refuses it (23502).
+      [QUEUE.notifications, { ...makeEvent('Company', 'Updated', 1), entityId: null as unknown as string }],
+      // A key that is no key: the search rebuild's integer array refuses it (22P02).
+      [
+        QUEUE.views,
+        { ...makeEvent('Company', 'Updated', 1, { changedFields: ['Name'] }), dbId: 'no-key' as unknown as number },
+      ],
+    ] as const;
+    for (const [queue, bad] of cases) {
+      const job = eventBurstJob([good[0]!, bad, ...good.slice(1)]);
+      const err = await t.throwsAsync(queues.run(queue, job.name, job.data, job.opts));
+      t.regex(err.message, new RegExp(`1 of 4 events could not be applied for their data \\(${bad.eventId}\\)`), queue);
+      const failed = (await queues.queue(queue).getJob(job.opts.jobId!))!;
+      t.is(failed.attemptsMade, 1, `${queue}: not retried`);
+    }
+    t.deepEqual(await activityCounts(good), [1, 1, 1], 'the good events have their activities');
+    const indexed = (await stack
+      .knex('search_fields')
+      .whereIn(
+        'entity_key',
+        good.map((e) => e.dbId),
+      )
+      .where({ entity_type: 'Company', field: 'Name' })
+      .count('* as n')) as { n: number }[];
+    t.is(Number(indexed[0]!.n), 3, 'and their search documents');
+  },
+);

@@ -5,8 +5,8 @@ import { recordBurstHandler, recordEventHandler } from './record-activity.handle
 
 /** The notification worker: every domain event becomes an activity-log entry (GET /Activities). */
 export function startNotificationsWorker(config: AppConfig): Promise<RunningWorker> {
-  return startQueueWorker(config, QUEUE.notifications, ({ knex }) => ({
-    eventBurst: recordBurstHandler(knex),
+  return startQueueWorker(config, QUEUE.notifications, ({ knex, logger }) => ({
+    eventBurst: recordBurstHandler(knex, logger),
     event: recordEventHandler(knex),
   }));
 }

@@ -3,11 +3,13 @@ import type { Knex } from 'knex';
 import { recordActivities } from '../../db/activities/activity-log';
 import type { DomainEvent } from '../../domain/events/domain-event';
 import type { EventBurstData } from '../../domain/queues/job-registry';
+import type { Logger } from '../../infra/logger';
+import { applyBurst } from '../shared/burst-applier';
 
 /** Activity-log entries of a burst of events, one statement; redelivered events add nothing. */
-export function recordBurstHandler(knex: Knex) {
+export function recordBurstHandler(knex: Knex, logger: Logger) {
   return async (job: Job<EventBurstData>): Promise<{ recorded: number }> => ({
-    recorded: await recordActivities(knex, job.data.events),
+    recorded: await applyBurst(job.data.events, (events) => recordActivities(knex, events), logger),
   });
 }
 

@@ -3,6 +3,8 @@ import type { Knex } from 'knex';
 import type { DomainEvent } from '../../domain/events/domain-event';
 import type { EventBurstData } from '../../domain/queues/job-registry';
 import { affectedDocuments, reindexDocuments } from '../../db/search/search-indexer';
+import type { Logger } from '../../infra/logger';
+import { applyBurst } from '../shared/burst-applier';
 
 /**
  * Rebuilds the search documents a burst of events touches: each entity's own and, fanned out, those
@@ -14,8 +16,14 @@ async function reindexEvents(knex: Knex, events: readonly DomainEvent[]): Promis
   return { documents: await reindexDocuments(knex, await affectedDocuments(knex, events)) };
 }
 
-export function reindexBurstHandler(knex: Knex) {
-  return (job: Job<EventBurstData>) => reindexEvents(knex, job.data.events);
+export function reindexBurstHandler(knex: Knex, logger: Logger) {
+  return async (job: Job<EventBurstData>): Promise<{ documents: number }> => ({
+    documents: await applyBurst(
+      job.data.events,
+      async (events) => (await reindexEvents(knex, events)).documents,
+      logger,
+    ),
+  });
 }
 
 /** The same for a job carrying one event (published before bursts, or redelivered by hand). */

@@ -6,8 +6,8 @@ import { reindexBurstHandler, reindexEventHandler } from './reindex-search.handl
 
 /** The view-rebuild worker: keeps the search read model current, burst by burst or all at once. */
 export function startViewsWorker(config: AppConfig): Promise<RunningWorker> {
-  return startQueueWorker(config, QUEUE.views, ({ knex }) => ({
-    eventBurst: reindexBurstHandler(knex),
+  return startQueueWorker(config, QUEUE.views, ({ knex, logger }) => ({
+    eventBurst: reindexBurstHandler(knex, logger),
     event: reindexEventHandler(knex),
     rebuildViews: rebuildViewsHandler(knex),
   }));
