@@ -24,6 +24,14 @@ interface JobContract {
 const HOUR_S = 3600;
 const DAY_S = 24 * HOUR_S;
 
+/** Event jobs, bursts or single: retried past a store blip, kept like commands. */
+const EVENT_JOB_OPTIONS = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 1000 },
+  removeOnComplete: { age: HOUR_S, count: 10_000 },
+  removeOnFail: { age: 7 * DAY_S, count: 10_000 },
+} as const satisfies JobOptions;
+
 export const JOBS = {
   /**
    * A write for the command workers. Only infrastructure errors fail one (a domain failure is its
@@ -46,12 +54,7 @@ export const JOBS = {
   eventBurst: {
     queues: [QUEUE.views, QUEUE.notifications],
     names: [EVENT_BURST_JOB],
-    options: {
-      attempts: 5,
-      backoff: { type: 'exponential', delay: 1000 },
-      removeOnComplete: { age: HOUR_S, count: 10_000 },
-      removeOnFail: { age: 7 * DAY_S, count: 10_000 },
-    },
+    options: EVENT_JOB_OPTIONS,
   },
   /**
    * One committed domain event as its own job (job name = event name): how releases before bursts
@@ -61,12 +64,7 @@ export const JOBS = {
   event: {
     queues: [QUEUE.views, QUEUE.notifications],
     names: ALL_EVENT_NAMES,
-    options: {
-      attempts: 5,
-      backoff: { type: 'exponential', delay: 1000 },
-      removeOnComplete: { age: HOUR_S, count: 10_000 },
-      removeOnFail: { age: 7 * DAY_S, count: 10_000 },
-    },
+    options: EVENT_JOB_OPTIONS,
   },
   /** A rebuild of every read model (`POST /Jobs/RebuildViews`): retried past a transient database failure. */
   rebuildViews: {
