@@ -27,8 +27,7 @@ export interface ApiRuntime {
  */
 export async function createApiRuntime(config: AppConfig, logger: Logger): Promise<ApiRuntime> {
   const knex = createKnex(config.databaseUrl, config.dbPoolMax, logger);
-  // Concurrent requests' admissions and job adds share writes to Redis (measured in bench/README.md).
-  const redis = createRedis(config.redisUrl, 'producer', { autoPipelining: true });
+  const redis = createRedis(config.redisUrl, 'producer');
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   // The producer connection refuses commands until it is connected (no offline queue).
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));

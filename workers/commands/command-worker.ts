@@ -34,7 +34,7 @@ export async function startCommandWorker(
 ): Promise<{ close(): Promise<void> }> {
   const logger = options.logger ?? createLogger('commands', config.logLevel);
   const knex = createKnex(config.databaseUrl, config.dbPoolMax, logger);
-  const redis = createRedis(config.redisUrl, 'worker', { autoPipelining: true });
+  const redis = createRedis(config.redisUrl, 'worker');
   redis.on('error', (err) => logger.debug({ err: err.message }, 'redis connection error'));
   const publisher = new OutboxPublisher({
     knex,
