@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { statementsIn } from '../query/prepared-statements';
 import type { Command, CommandResult } from '../../domain/commands/command';
 import type { DomainEvent } from '../../domain/events/domain-event';
 import type { RetainedTable } from './retention';
@@ -72,7 +73,9 @@ export async function recordCommand(
   const outbox = events.length
     ? `with outboxed as (insert into outbox (event_id, event) values ${events.map(() => '(?, ?)').join(', ')}) `
     : '';
-  const inserted = await trx.raw<{ rows: unknown[] }>(
+  const inserted = await (
+    await statementsIn(trx)
+  ).raw<{ rows: unknown[] }>(
     `${outbox}insert into command_log (command_id, name, entity, subject, request_hash, result)
      values (?, ?, ?, ?, ?, ?) on conflict (command_id) do nothing returning command_id`,
     [

@@ -3,6 +3,7 @@ import type { EntityDefinition } from '../../domain/entities';
 import type { ExpandItem } from '../../domain/odata';
 import { ownedCollectionsOf } from '../../domain/writes/ownership';
 import { readEntity } from '../query/entity-reader';
+import { statementsIn } from '../query/prepared-statements';
 
 /**
  * The document a JSON Patch applies to: the entity exactly as a keyed GET shows it, plus every owned
@@ -24,6 +25,6 @@ export async function readPatchableDocument(
   const expand: ExpandItem[] = ownedCollectionsOf(entity)
     .filter((owned) => !owned.collection.alwaysPopulated && (!members || members.has(owned.name)))
     .map((owned) => ({ path: [owned.name], options: {}, span: { start: 0, end: 0 } }));
-  const row = await readEntity(trx, entity, id, expand);
+  const row = await readEntity(await statementsIn(trx), entity, id, expand);
   return row ? (JSON.parse(row.json) as Record<string, unknown>) : null;
 }

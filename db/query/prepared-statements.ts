@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
 import type pg from 'pg';
 
 /**
@@ -87,4 +88,22 @@ export async function runStatement<R extends pg.QueryResultRow>(
   else await makeRoom(client, names, maxPrepared);
   names.set(name, true);
   return client.query<R>({ name, text, values: values as unknown[] });
+}
+
+/** `raw` statements (knex `?` placeholders) on one pg connection, prepared when their text repeats. */
+export function statementsOn(connection: pg.ClientBase): Pick<Knex, 'raw'> {
+  return {
+    raw: ((sql: string, bindings: readonly unknown[] = []) =>
+      runStatement(connection, sql, bindings)) as unknown as Knex['raw'],
+  };
+}
+
+/**
+ * The same on a transaction's own connection: the command worker's statements whose text repeats
+ * (the PATCH document, the command record; both return types no migration changes) are planned once per connection instead
+ * of on every command (parse + bind of the PATCH document: 0.62 ms of its 0.73, bench/README.md).
+ */
+export async function statementsIn(trx: Knex.Transaction): Promise<Pick<Knex, 'raw'>> {
+  // Inside a transaction knex hands out the transaction's connection (and releasing it is a no-op).
+  return statementsOn((await trx.client.acquireConnection()) as pg.ClientBase);
 }

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import { badRequest, unavailable } from '../../domain/errors/domain-error';
-import { runStatement } from './prepared-statements';
+import { statementsOn } from './prepared-statements';
 
 /** Postgres `query_canceled`: here, the statement ran past its `statement_timeout`. */
 const QUERY_CANCELED = '57014';
@@ -36,11 +36,7 @@ export async function withReadTimeout<T>(knex: Knex, timeoutMs: number, read: (d
       timeoutOf.set(connection, timeoutMs);
     }
     // Straight to the pg connection, so statements whose text repeats run prepared.
-    const db: ReadDb = {
-      raw: ((sql: string, bindings: readonly unknown[] = []) =>
-        runStatement(connection as pg.ClientBase, sql, bindings)) as unknown as Knex['raw'],
-    };
-    return await read(db);
+    return await read(statementsOn(connection as pg.ClientBase));
   } catch (err) {
     const code = (err as { code?: string } | null)?.code;
     if (code === QUERY_CANCELED) {
