@@ -20,7 +20,7 @@ import { WriteMeasures } from './write-floors';
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
 /**
- * POSTs sent once, unmeasured, before the first write run: a fresh API and command worker spend
+ * POSTs (and as many PATCHes) sent once, unmeasured, before the first write run: a fresh API and command worker spend
  * 1.8–2.4× their steady CPU per write until V8 has optimised the write path, which takes
  * ~3,000–4,500 writes (bench/README.md, "the first run"); BENCH_WARMUP's seconds are not enough.
  */
@@ -324,14 +324,34 @@ async function main(): Promise<void> {
     body: JSON.stringify({ SchemeName: 'Bench [<id>]' }),
     idReplacement: true,
   };
+  const patch = {
+    method: 'PATCH' as const,
+    headers: { 'content-type': 'application/json-patch+json' },
+    body: JSON.stringify([{ op: 'replace', path: '/TotalUnits', value: 7 }]),
+  };
   if (writes && WRITE_WARMUP_REQUESTS > 0) {
-    console.error(`  warming the write paths up: ${WRITE_WARMUP_REQUESTS} POSTs to the service and each floor`);
+    console.error(
+      `  warming the write paths up: ${WRITE_WARMUP_REQUESTS} POSTs and PATCHes to the service and each floor`,
+    );
     for (const url of [
       `${service}/Schemes`,
       `${floor}/floor/schemes`,
       `http://127.0.0.1:${QUEUE_FLOOR_PORT}/floor/queue`,
     ]) {
       await autocannonRun({ url, connections: 16, amount: WRITE_WARMUP_REQUESTS, ...post });
+    }
+    // A PATCH runs code (and statements) a POST never does: it is warmed up on its own.
+    for (const [url, path] of [
+      [service, (k: number) => `/Schemes/${encoded.get(k)}`],
+      [floor, (k: number) => `/floor/schemes/${k}`],
+    ] as const) {
+      await autocannonRun({
+        url,
+        connections: 16,
+        amount: WRITE_WARMUP_REQUESTS,
+        ...patch,
+        requests: rotating(keys, path),
+      });
     }
     await eventBacklogDrained();
   }
@@ -355,11 +375,6 @@ async function main(): Promise<void> {
     );
     rows.push(rowOf('queue round trip', c, 'queue', queueRun));
     log(rows[rows.length - 1]!);
-    const patch = {
-      method: 'PATCH' as const,
-      headers: { 'content-type': 'application/json-patch+json' },
-      body: JSON.stringify([{ op: 'replace', path: '/TotalUnits', value: 7 }]),
-    };
     rows.push(
       await serviceRow('PATCH', c, () =>
         measures.run({ run: 'PATCH', concurrency: c, target: 'service' }, (before) =>
