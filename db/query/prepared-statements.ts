@@ -3,7 +3,8 @@ import type { Knex } from 'knex';
 import type pg from 'pg';
 
 /**
- * Read statements whose text repeats, prepared once per connection. An unnamed statement is
+ * Statements whose text repeats (the API's reads; the command worker's PATCH document and command
+ * record), prepared once per connection. An unnamed statement is
  * parsed and planned on every execution: for a keyed read that was 0.42 ms of bind (planning)
  * against 0.16 ms of execution (issue 12). A text seen before gets a name derived from it, and pg
  * then sends Parse only the first time that name runs on a connection; Postgres keeps its plan.
@@ -99,9 +100,10 @@ export function statementsOn(connection: pg.ClientBase): Pick<Knex, 'raw'> {
 }
 
 /**
- * The same on a transaction's own connection: the command worker's statements whose text repeats
- * (the PATCH document, the command record; both return types no migration changes) are planned once per connection instead
- * of on every command (parse + bind of the PATCH document: 0.62 ms of its 0.73, bench/README.md).
+ * The same on a transaction's own connection, so the command worker's repeated statements are
+ * planned once per connection rather than per command (parse + bind of the PATCH document: 0.62 ms
+ * of its 0.73, bench/README.md). Only for statements whose result columns no migration changes: a
+ * prepared `select *` would fail once a column is added.
  */
 export async function statementsIn(trx: Knex.Transaction): Promise<Pick<Knex, 'raw'>> {
   // Inside a transaction knex hands out the transaction's connection (and releasing it is a no-op).
