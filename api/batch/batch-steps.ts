@@ -90,7 +90,8 @@ function writeStep(request: BatchRequest, target: Target, ctx: StepContext): Bat
   if (!entity) throw notFound(`No resource at ${method} /${target.route}.`);
   const keyed = target.key !== undefined || target.keyReference !== undefined;
   // What the same request alone meets: no such route.
-  if ((method === 'POST') === keyed) throw notFound(`No resource at ${method} /${request.url.replace(/^\//, '').split('?')[0]}.`);
+  if ((method === 'POST') === keyed)
+    throw notFound(`No resource at ${method} /${request.url.replace(/^\//, '').split('?')[0]}.`);
   if (target.key === '$count') throw methodNotAllowed(`/${target.route}/$count is read-only.`, ['GET']);
   const key = target.key === undefined ? undefined : keyOf(entity, target.key);
   const name: CommandName = { POST: 'create', PUT: 'replace', PATCH: 'patch', DELETE: 'delete' }[
@@ -126,7 +127,8 @@ export function stepOf(request: BatchRequest, ctx: StepContext): BatchStep {
     dependsOn: request.dependsOn,
   };
   try {
-    if (!policyAllows(POLICY.default, ctx.caller.roles)) throw forbidden(`This action needs the role ${POLICY.default.join(' or ')}.`);
+    if (!policyAllows(POLICY.default, ctx.caller.roles))
+      throw forbidden(`This action needs the role ${POLICY.default.join(' or ')}.`);
     if (request.headers['idempotency-key'] !== undefined) {
       throw badRequest('Idempotency-Key applies to a whole batch: send it with POST /$batch, not inside a request.');
     }

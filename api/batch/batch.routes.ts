@@ -2,7 +2,13 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import type { BatchCommand, BatchResult } from '../../domain/batch/batch-command';
 import { parseBatch, type BatchRequest } from '../../domain/batch/batch-request';
 import type { CommandResult } from '../../domain/commands/command';
-import { DomainError, badRequest, methodNotAllowed, tooLarge, unsupportedMediaType } from '../../domain/errors/domain-error';
+import {
+  DomainError,
+  badRequest,
+  methodNotAllowed,
+  tooLarge,
+  unsupportedMediaType,
+} from '../../domain/errors/domain-error';
 import { idempotentCommandId, newCommandId, requestHash } from '../../domain/writes/command-ids';
 import type { PatchLimits } from '../../domain/writes/json-patch';
 import { callerOf } from '../auth/caller';
@@ -77,7 +83,13 @@ export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
       ...(key === undefined ? {} : { requestHash: requestHash('POST', '$batch', raw) }),
       steps,
     };
-    const result = await sendCommand<BatchResult | CommandResult>(req, res, deps.commandBus, batch, deps.limits.timeoutMs);
+    const result = await sendCommand<BatchResult | CommandResult>(
+      req,
+      res,
+      deps.commandBus,
+      batch,
+      deps.limits.timeoutMs,
+    );
     if (result === undefined) return;
     if ('batch' in result) res.type('application/json').send(result.responses);
     else if (!result.ok) throw DomainError.from(result.failure);

@@ -150,7 +150,8 @@ function checkOrder(requests: BatchRequest[], fail: (message: string) => void): 
       const closedGroup = groups.get(name);
       if (earlier) {
         waitsFor.add(earlier.id);
-        if (earlier.atomicityGroup !== undefined && earlier.atomicityGroup !== group) waitsFor.add(earlier.atomicityGroup);
+        if (earlier.atomicityGroup !== undefined && earlier.atomicityGroup !== group)
+          waitsFor.add(earlier.atomicityGroup);
       } else if (closedGroup && name !== group) {
         waitsFor.add(name);
         closedGroup.forEach((member) => waitsFor.add(member.id));

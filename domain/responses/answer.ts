@@ -79,7 +79,8 @@ function isJson(answer: Answer): boolean {
  */
 export function batchResponseText(entries: readonly { id: string; answer: Answer }[]): string {
   const parts = entries.map(({ id, answer }) => {
-    const body = answer.body === undefined ? '' : `,"body":${isJson(answer) ? answer.body : JSON.stringify(answer.body)}`;
+    const body =
+      answer.body === undefined ? '' : `,"body":${isJson(answer) ? answer.body : JSON.stringify(answer.body)}`;
     return `{"id":${JSON.stringify(id)},"status":${answer.status},"headers":${JSON.stringify(answer.headers)}${body}}`;
   });
   return `{"responses":[${parts.join(',')}]}`;
