@@ -198,12 +198,27 @@ async function sendBatch(
   service: string,
   body: string,
 ): Promise<{ responses?: SubResponse[]; problem?: string; pending: boolean }> {
-  const res = await fetch(`${service}/$batch`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body,
-  });
-  const text = await res.text();
+  let res: Response;
+  let text: string;
+  try {
+    res = await fetch(`${service}/$batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    text = await res.text();
+  } catch (err) {
+    // No answer: say why (the cause undici gives), and whether the API is still up.
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    const live = await fetch(`${service}/health/live`).then(
+      (r) => `API answers /health/live ${r.status}`,
+      () => 'API does not answer',
+    );
+    return {
+      problem: `no answer: ${String(err)} (${cause?.code ?? ''} ${cause?.message ?? ''}); ${live}`,
+      pending: false,
+    };
+  }
   if (res.status === 200)
     return { responses: (JSON.parse(text) as { responses: SubResponse[] }).responses, pending: false };
   if (res.status !== 202) return { problem: `HTTP ${res.status}: ${text.slice(0, 500)}`, pending: false };
@@ -591,6 +606,11 @@ export function printBatchImport(report: BatchImportReport): void {
       console.log(
         `| … serving ${client} | ${phases.map((p) => (p.cpu.postgresFor[client] ?? 0).toFixed(2)).join(' | ')} |`,
       );
+    const other = (p: PhaseReport) =>
+      (p.cpu.perProcess[label] ?? 0) - Object.values(p.cpu.postgresFor).reduce((a, b) => a + b, 0);
+    console.log(
+      `| … other (parallel workers, autovacuum, WAL, checkpoints) | ${phases.map((p) => other(p).toFixed(2)).join(' | ')} |`,
+    );
   }
   console.log(
     `| total | ${phases.map((p) => `${p.cpu.total.toFixed(2)} (${((p.cpu.total * p.entities) / 1000).toFixed(1)} s)`).join(' | ')} |`,

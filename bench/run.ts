@@ -66,6 +66,8 @@ interface Row {
 }
 
 const children: ChildProcess[] = [];
+/** Set once the run is over and the bench stops its processes itself. */
+let stopping = false;
 /** Waits (up to 5 minutes) until the event workers have no waiting or running jobs. */
 async function eventBacklogDrained(): Promise<void> {
   const queues = [QUEUE.views, QUEUE.notifications].map(
@@ -106,6 +108,11 @@ function start(args: string[], env: Record<string, string>): ChildProcess {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
+  // A process that dies mid-run explains the failures that follow it: say so at once.
+  child.on('exit', (code, signal) => {
+    if (!stopping)
+      console.error(`[bench] ${path.relative(PROJECT_ROOT, args.at(-1)!)} exited (code ${code}, signal ${signal})`);
+  });
   return child;
 }
 
@@ -540,5 +547,8 @@ main()
     process.exitCode = 1;
   })
   .finally(() => {
+    stopping = true;
     for (const child of children) child.kill('SIGTERM');
+    // A failed run leaves timers and pools open: do not wait for them.
+    if (process.exitCode) setTimeout(() => process.exit(), 1000).unref();
   });
