@@ -403,13 +403,24 @@ export async function batchImport(options: BatchImportOptions): Promise<BatchImp
       const settleStarted = performance.now();
       await settle();
       const settleSeconds = Number(((performance.now() - settleStarted) / 1000).toFixed(2));
-      const cpu = await endCpu(result.created);
-      const cpuSeconds = Object.fromEntries(
-        Object.entries(cpu.perProcess).map(([label, ms]) => [
-          label,
-          ms === null ? null : Number(((ms * result.created) / 1000).toFixed(2)),
-        ]),
-      );
+      // The window's totals (ms), divided here: per entity to the µs, in all to the hundredth of a second.
+      const totals = await endCpu(1);
+      const n = Math.max(1, result.created);
+      const each = (values: Record<string, number | null>, digits: number, divisor: number) =>
+        Object.fromEntries(
+          Object.entries(values).map(([label, ms]) => [
+            label,
+            ms === null ? null : Number((ms / divisor).toFixed(digits)),
+          ]),
+        );
+      const cpu: CpuWindowRecord = {
+        requests: result.created,
+        seconds: totals.seconds,
+        perProcess: each(totals.perProcess, 3, n),
+        total: Number((totals.total / n).toFixed(3)),
+        postgresFor: each(totals.postgresFor, 3, n) as Record<string, number>,
+      };
+      const cpuSeconds = each(totals.perProcess, 2, 1000);
       const report: PhaseReport = {
         phase: name,
         short,
