@@ -79,10 +79,11 @@ export async function recordCommand(
   events: readonly DomainEvent[],
 ): Promise<boolean> {
   const row = rowOf(command, result);
-  // The events as two arrays, so the statement's text is the same whatever their number (it runs
-  // prepared, and a `$batch` group can carry a thousand).
+  // The events as one JSON array, so the statement's text is the same whatever their number (it
+  // runs prepared, and a `$batch` group can carry a thousand) and one native stringify encodes them.
   const outbox = events.length
-    ? 'with outboxed as (insert into outbox (event_id, event) select * from unnest(?::uuid[], ?::jsonb[])) '
+    ? `with outboxed as (insert into outbox (event_id, event)
+         select (e->>'eventId')::uuid, e from jsonb_array_elements(?::jsonb) with ordinality as x(e, n) order by n) `
     : '';
   const inserted = await (
     await statementsIn(trx)
@@ -90,7 +91,7 @@ export async function recordCommand(
     `${outbox}insert into command_log (command_id, name, entity, subject, request_hash, result)
      values (?, ?, ?, ?, ?, ?) on conflict (command_id) do nothing returning command_id`,
     [
-      ...(events.length ? [events.map((event) => event.eventId), events.map((event) => JSON.stringify(event))] : []),
+      ...(events.length ? [JSON.stringify(events)] : []),
       row.command_id,
       row.name,
       row.entity,

@@ -31,6 +31,8 @@ export interface BatchWrite {
   ifMatch?: string;
   /** `Prefer: return=representation`. */
   representation: boolean;
+  /** The body or operations hold `$<id>` references to resolve (most bodies hold none). */
+  references?: true;
 }
 
 export interface BatchStep {

@@ -5,7 +5,7 @@ import type { BatchCommand, BatchStep } from '../../domain/batch/batch-command';
 import type { CommandResult } from '../../domain/commands/command';
 import { entityByName, type EntityDefinition } from '../../domain/entities';
 import { encodeId } from '../../domain/ids/id-codec';
-import { parseWriteBody } from '../../domain/validation/write-body';
+import type { WriteBody } from '../../domain/validation/write-body';
 import { bulkCreatable, createAll, takeKeys } from '../../db/commands/bulk-create';
 import { DomainError, type Failure } from '../../domain/errors/domain-error';
 import type { DomainEvent } from '../../domain/events/domain-event';
@@ -172,7 +172,9 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
     const commands = group.steps.map((step) => commandOfStep(group.batch, step, group.commandId, created));
     const creates = commands.map((command, i) => {
       const entity = entities[i]!;
-      return { entity, id: ids[i]!, body: parseWriteBody(entity, command.body) };
+      // Not validated again: the API validated this canonical body and signed it (its references
+      // now hold Ids encodeId made). Request by request, a handler validates again anyway.
+      return { entity, id: ids[i]!, body: command.body as WriteBody };
     });
     const written = await createAll(trx, creates);
     if (!written) return null;
