@@ -39,6 +39,14 @@ export interface BatchRunnerDeps {
   readSettings: ReadSettings;
 }
 
+export interface BatchRunOptions extends RunOptions {
+  /** Told the units done (at most once a second, and at the end). */
+  onProgress?(progress: { units: number; done: number }): void;
+}
+
+/** How often a batch reports its progress. */
+const PROGRESS_INTERVAL_MS = 1000;
+
 /** Consecutive steps of one atomicity group, or one step outside groups. */
 interface Unit {
   index: number;
@@ -97,7 +105,10 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
   const read = (step: BatchStep, created: CreatedByStep, budget: ResponseBudget) =>
     answering(() => readOperation(pool, readOfStep(step, created), { ...deps.readSettings, budget: budget.next() }));
 
-  return async function runBatch(batch: BatchCommand, options: RunOptions = {}): Promise<BatchResult | CommandResult> {
+  return async function runBatch(
+    batch: BatchCommand,
+    options: BatchRunOptions = {},
+  ): Promise<BatchResult | CommandResult> {
     const logged = {
       commandId: batch.commandId,
       name: 'batch',
@@ -122,7 +133,13 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     /** The first failed request a step depends on (outside its own group). */
     const failedDependencyOf = (step: BatchStep) => step.dependsOn.find((id) => failed.has(id));
 
-    for (const unit of unitsOf(batch.steps)) {
+    const units = unitsOf(batch.steps);
+    let reported = Date.now();
+    for (const unit of units) {
+      if (options.onProgress && Date.now() - reported >= PROGRESS_INTERVAL_MS) {
+        options.onProgress({ units: units.length, done: unit.index });
+        reported = Date.now();
+      }
       const unitId = `${batch.commandId}/${unit.index}`;
       const blocked = unit.steps.map(failedDependencyOf).find((id) => id !== undefined);
       if (blocked !== undefined) {
@@ -134,6 +151,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       if (unit.grouped) await runGroupUnit(unit, unitId);
       else await runLone(unit.steps[0]!, unitId, unitHash(batch, unit));
     }
+    options.onProgress?.({ units: units.length, done: units.length });
     const recorded: RecordedBatch = { ok: true, batch: true, responses: batchResponseText(answers) };
     const earlier = await recordResult(deps.knex, logged, recorded);
     return finished(earlier ? replayOf(earlier, batch) : recorded);

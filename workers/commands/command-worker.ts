@@ -76,7 +76,7 @@ export async function startCommandWorker(
    * Only infrastructure errors fail a job (domain failures are its result); BullMQ retries those.
    */
   function handler<T extends { commandId: string; subject: string }, R>(
-    apply: (data: T, options: { redelivered: boolean }) => Promise<R>,
+    apply: (data: T, options: { redelivered: boolean; job: Job }) => Promise<R>,
   ) {
     return async (job: Job): Promise<R> => {
       if (!verifyCommand(job.data, config.commandSigningKey)) {
@@ -90,7 +90,7 @@ export async function startCommandWorker(
       const command = job.data as T;
       try {
         // A job started before (retry, or recovered after its worker died) may have committed already.
-        const result = await apply(command, { redelivered: job.attemptsStarted > 1 || job.stalledCounter > 0 });
+        const result = await apply(command, { redelivered: job.attemptsStarted > 1 || job.stalledCounter > 0, job });
         settle(command);
         return result;
       } catch (err) {
@@ -116,7 +116,13 @@ export async function startCommandWorker(
     logger,
     handlers: {
       command: handler<Command, CommandResult>(run),
-      batch: handler<BatchCommand, BatchResult | CommandResult>(runBatch),
+      batch: handler<BatchCommand, BatchResult | CommandResult>((batch, { redelivered, job }) =>
+        runBatch(batch, {
+          redelivered,
+          // Units done so far, for /Jobs and Bull Board (a failed report costs the batch nothing).
+          onProgress: (progress) => void job.updateProgress(progress).catch(() => undefined),
+        }),
+      ),
     },
     // A command whose worker died twice is failed (the API answers 503, a repeat runs it again)
     // rather than taking down every worker that picks it up.
