@@ -48,10 +48,12 @@ function isName(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0 && value.length <= MAX_NAME_LENGTH;
 }
 
-/** The request id a URL names (`$s1`, `$s1?$expand=Address`), if any. */
+/**
+ * The request id a URL names (`$s1`, `$s1?$expand=Address`), if any. Only a URL starting with `$`
+ * is a reference: `/$batch` is a path (which a batch does not serve).
+ */
 export function urlReferenceOf(url: string): string | undefined {
-  const path = url.replace(/^\//, '').split('?')[0]!;
-  return referencedId(path);
+  return referencedId(url.split('?')[0]!);
 }
 
 /** The requests of a raw batch body, or a 400 (413 past BATCH_MAX_REQUESTS) naming every problem. */
@@ -73,7 +75,8 @@ export function parseBatch(raw: unknown, limits: BatchLimits): BatchRequest[] {
     const request = requestOf(item, index, fail);
     if (request) requests.push(request);
   });
-  if (errors.length === 0) checkOrder(requests, fail);
+  // The rules between requests are checked over those well-formed, so every problem is listed.
+  checkOrder(requests, fail);
   if (errors.length) throw validationFailed(errors);
   return requests;
 }

@@ -34,6 +34,8 @@ import type { GroupRunner, GroupStepResult } from './group-runner';
 
 export interface BatchRunnerDeps {
   knex: Knex;
+  /** Pool of the batch's GETs outside groups (they carry STATEMENT_TIMEOUT_MS). */
+  readKnex: Knex;
   runCommand: CommandRunner;
   runGroup: GroupRunner;
   readSettings: ReadSettings;
@@ -80,7 +82,7 @@ function finished(result: RecordedBatch | CommandResult): BatchResult | CommandR
 }
 
 export function createBatchRunner(deps: BatchRunnerDeps) {
-  const pool = onPool(deps.knex, deps.readSettings.timeoutMs);
+  const pool = onPool(deps.readKnex, deps.readSettings.timeoutMs);
 
   /** A step's answer when it ran into a domain failure; anything else is the job's failure. */
   async function answering(work: () => Promise<Answer>): Promise<Answer> {

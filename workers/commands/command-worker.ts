@@ -19,6 +19,9 @@ import { OutboxPublisher } from './outbox-publisher';
 import { OutboxSweeper } from './outbox-sweeper';
 import { startRetentionWorker } from './retention-worker';
 
+/** Connections for the GETs of batches (a batch reads one GET at a time; a list and its count at once). */
+const BATCH_READ_CONNECTIONS = 4;
+
 export interface CommandWorkerOptions {
   logger?: Logger;
   /** Faster stalled-job recovery than BullMQ's 30 s defaults (tests; see main.ts for the env). */
@@ -69,7 +72,10 @@ export async function startCommandWorker(
     testPause: options.testPause,
     patchLimits: patchLimitsOf(config),
   });
-  const runBatch = createBatchRunner({ knex, runCommand: run, runGroup, readSettings });
+  // The GETs of batches run on connections of their own: a read sets STATEMENT_TIMEOUT_MS on its
+  // connection, which the commands' connections must not carry.
+  const readKnex = createKnex(config.databaseUrl, BATCH_READ_CONNECTIONS, logger);
+  const runBatch = createBatchRunner({ knex, readKnex, runCommand: run, runGroup, readSettings });
 
   /**
    * Verifies a job's signature, runs it and settles its pending count: a command or a whole batch.
@@ -136,7 +142,7 @@ export async function startCommandWorker(
       await worker.close();
       await sweeper.close();
       await publisher.close();
-      await Promise.allSettled([knex.destroy(), redis.quit()]);
+      await Promise.allSettled([knex.destroy(), readKnex.destroy(), redis.quit()]);
     },
   };
 }

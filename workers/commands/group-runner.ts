@@ -15,6 +15,7 @@ import { DEFAULT_PATCH_LIMITS, type PatchLimits } from '../../domain/writes/json
 import { findCommand, recordCommand, recordResult, type LoggedCommand } from '../../db/commands/command-log';
 import { isRetryableDbError, translateDbError } from '../../db/commands/db-errors';
 import { readOperation, type ReadSettings } from '../../db/query/read-operation';
+import { withTransactionReadTimeout } from '../../db/query/read-timeout';
 import type { Logger } from '../../infra/logger';
 import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-steps';
 import { representation, type ResponseBudget } from './response-budget';
@@ -125,7 +126,11 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
   ): Promise<void> {
     if (step.read) {
       const settings = { ...deps.readSettings, budget: applied.budget.next() };
-      const answer = await readOperation((read) => read(trx), readOfStep(step, created), settings);
+      const answer = await readOperation(
+        (read) => withTransactionReadTimeout(trx, settings.timeoutMs, read),
+        readOfStep(step, created),
+        settings,
+      );
       applied.budget.spend(answer);
       applied.answers.push(answer);
       applied.steps.push({ ok: true, read: true });

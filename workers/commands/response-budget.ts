@@ -7,7 +7,8 @@ import type { Answer } from '../../domain/responses/answer';
 /**
  * MAX_RESPONSE_BYTES for a whole `$batch` response (DESIGN §12, §13): each read of the batch (a GET,
  * a representation) may use what the earlier answers left, checked in Postgres as for a lone read.
- * Budgets are whole multiples of QUANTUM, so the statements' texts repeat (they carry the limit).
+ * Budgets are whole multiples of QUANTUM where they can be, so the statements' texts repeat (they
+ * carry the limit).
  */
 
 const QUANTUM = 64 * 1024;
@@ -15,9 +16,13 @@ const QUANTUM = 64 * 1024;
 export class ResponseBudget {
   constructor(private left: number) {}
 
-  /** The budget of the next read: what is left (at least one quantum, so the limit is approximate by that much). */
+  /**
+   * The budget of the next read: what is left, rounded down to a whole quantum when there is at
+   * least one (below a quantum, the exact rest: the limit is never exceeded).
+   */
   next(): ReadBudget {
-    return { maxResponseBytes: Math.max(QUANTUM, Math.floor(this.left / QUANTUM) * QUANTUM) };
+    const left = Math.max(0, this.left);
+    return { maxResponseBytes: left >= QUANTUM ? Math.floor(left / QUANTUM) * QUANTUM : left };
   }
 
   /** A budget to spend tentatively (a transaction that may be rolled back and run again). */
