@@ -20,6 +20,7 @@ import type { QueueRegistry } from './jobs/queue-registry';
 import { exportConcurrencyFor, exportRoutes } from './export/export.routes';
 import { entityWriteRoutes } from './entities/entity-write.routes';
 import { commandRoutes } from './commands/command.routes';
+import { batchRoutes } from './batch/batch.routes';
 import type { CommandBus } from './commands/command-bus';
 import { patchLimitsOf } from '../infra/config/patch-limits';
 
@@ -58,6 +59,10 @@ export function createApp(deps: AppDeps): Express {
       prefix: deps.config.queuePrefix,
       onStoreError: storeError,
     }),
+  );
+  // A batch has a body limit of its own (BATCH_MAX_BYTES) and policies per request (DESIGN §12).
+  app.use(
+    batchRoutes({ commandBus: deps.commandBus, patchLimits: patchLimitsOf(deps.config), limits: deps.config.batch }),
   );
   // Bodies are parsed only for authenticated callers.
   app.use(

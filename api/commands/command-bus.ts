@@ -5,7 +5,8 @@ import type { AppConfig } from '../../infra/config/load-config';
 import type { Command, CommandResult } from '../../domain/commands/command';
 import { conflict, tooManyRequests } from '../../domain/errors/domain-error';
 import { admitCommand, settleCommand } from '../../infra/pending-commands';
-import { commandJob } from '../../domain/queues/job-registry';
+import { batchJob, commandJob } from '../../domain/queues/job-registry';
+import type { BatchCommand, BatchResult } from '../../domain/batch/batch-command';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { IDEMPOTENCY_KEY_REUSED } from '../../domain/writes/command-ids';
 import { signCommand } from '../../domain/commands/command-signature';
@@ -22,8 +23,8 @@ import { signCommand } from '../../domain/commands/command-signature';
  * becomes an unhandled rejection that takes the whole process down.
  */
 
-export type Dispatched =
-  | { state: 'finished'; result: CommandResult }
+export type Dispatched<R = CommandResult> =
+  | { state: 'finished'; result: R }
   /**
    * The job failed on its last attempt or stalled too often: an infrastructure error, not the
    * client's. Nothing was applied; the API answers 503 and a repeat runs it again.
@@ -34,8 +35,12 @@ export type Dispatched =
 
 export interface JobStatus {
   subject: string;
-  dispatched: Dispatched;
+  /** A command's result, or a batch's (its response, or the failure of a reused Idempotency-Key). */
+  dispatched: Dispatched<CommandResult | BatchResult>;
 }
+
+/** What the API queues: a command, or a whole `$batch` (one job either way). */
+type Queued = Command | BatchCommand;
 
 /**
  * Redis is unreachable (503, DESIGN §6). `maybeQueued` is false when nothing was sent; true when
@@ -55,6 +60,7 @@ export class QueueUnavailableError extends Error {
 export interface CommandBus {
   /** Enqueues `command` and waits for its outcome until `timeoutMs` has passed. */
   dispatch(command: Command, timeoutMs: number): Promise<Dispatched>;
+  dispatch(batch: BatchCommand, timeoutMs: number): Promise<Dispatched<BatchResult | CommandResult>>;
   /** The state of a job still kept by the queue, or null. */
   jobStatus(commandId: string): Promise<JobStatus | null>;
   close(): Promise<void>;
@@ -71,6 +77,8 @@ export interface CommandBusOptions {
   /** MAX_PENDING_COMMANDS_PER_SUBJECT: commands one subject may have queued or running. */
   maxPendingPerSubject: number;
 }
+
+type Outcome = Dispatched<CommandResult | BatchResult>;
 
 /** How often a waiting request re-reads its job when no event has come. */
 const POLL_INTERVAL_MS = 1000;
@@ -100,10 +108,10 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
   events.on('error', (err) => logger.warn({ err: err.message }, 'command events error'));
 
   // Requests waiting per command id (several when an Idempotency-Key is repeated concurrently).
-  const waiters = new Map<string, Set<(outcome: Dispatched) => void>>();
-  const notify = (jobId: string, outcome: Dispatched) => waiters.get(jobId)?.forEach((settle) => settle(outcome));
+  const waiters = new Map<string, Set<(outcome: Outcome) => void>>();
+  const notify = (jobId: string, outcome: Outcome) => waiters.get(jobId)?.forEach((settle) => settle(outcome));
   events.on('completed', ({ jobId, returnvalue }) => {
-    notify(jobId, { state: 'finished', result: returnvalue as unknown as CommandResult });
+    notify(jobId, { state: 'finished', result: returnvalue as unknown as CommandResult | BatchResult });
   });
   events.on('failed', ({ jobId, failedReason }) => notify(jobId, { state: 'failed', reason: failedReason }));
   await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
@@ -112,7 +120,7 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
     // State first: a job seen finished here has its return value in the hash read after it.
     const state = await queue.getJobState(commandId);
     if (state === 'unknown') return null;
-    const job = (await Job.fromId(queue, commandId)) as Job<Command, CommandResult> | undefined;
+    const job = (await Job.fromId(queue, commandId)) as Job<Queued, CommandResult | BatchResult> | undefined;
     if (!job) return null;
     const subject = job.data.subject;
     if (state === 'completed' && job.returnvalue) {
@@ -126,8 +134,8 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
   function waitFor(id: string) {
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
-    let settle!: (outcome: Dispatched) => void;
-    const outcome = new Promise<Dispatched>((resolve) => {
+    let settle!: (outcome: Outcome) => void;
+    const outcome = new Promise<Outcome>((resolve) => {
       settle = (value) => {
         if (settled) return;
         settled = true;
@@ -179,9 +187,9 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
   }
 
   /** A repeated Idempotency-Key finds the first request's job: only the same request shares its outcome. */
-  async function clashesWithFirst(command: Command): Promise<boolean> {
+  async function clashesWithFirst(command: Queued): Promise<boolean> {
     try {
-      const first = (await Job.fromId(queue, command.commandId)) as Job<Command> | undefined;
+      const first = (await Job.fromId(queue, command.commandId)) as Job<Queued> | undefined;
       return first !== undefined && first.data.requestHash !== command.requestHash;
     } catch {
       return false; // the worker compares the request hashes too (command_log)
@@ -196,7 +204,7 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
    */
   async function runAgainIfFailed(commandId: string): Promise<void> {
     try {
-      const job = (await Job.fromId(queue, commandId)) as Job<Command> | undefined;
+      const job = (await Job.fromId(queue, commandId)) as Job<Queued> | undefined;
       if (job && (await job.getState()) === 'failed') {
         await job.retry('failed');
         logger.info({ commandId }, 'repeated request: running a command whose job had failed');
@@ -210,11 +218,14 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
    * Adds the job; false when Redis has not confirmed it by the deadline (a connection that hangs
    * rather than fails): it may still arrive, so the caller is told the command is pending.
    */
-  async function enqueue(command: Command, deadline: number): Promise<boolean> {
+  async function enqueue(command: Queued, deadline: number): Promise<boolean> {
     if (options.redis.status !== 'ready') {
       throw new QueueUnavailableError(`redis connection is ${options.redis.status}`, false);
     }
-    const job = commandJob(signCommand(command, options.signingKey));
+    const job =
+      command.name === 'batch'
+        ? batchJob(signCommand(command, options.signingKey))
+        : commandJob(signCommand(command, options.signingKey));
     const added = queue.add(job.name, job.data, job.opts).then(
       () => true,
       (err: unknown) => {
@@ -232,7 +243,7 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
   }
 
   /** Counts the command against its subject's MAX_PENDING_COMMANDS_PER_SUBJECT, or refuses it (429). */
-  async function admit(command: Command): Promise<void> {
+  async function admit(command: Queued): Promise<void> {
     let admitted: boolean;
     try {
       admitted = await admitCommand(
@@ -253,18 +264,18 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
     }
   }
 
-  function settle(command: Command): void {
+  function settle(command: Queued): void {
     settleCommand(options.redis, options.prefix, command.subject, command.commandId).catch((err: unknown) =>
       logger.debug({ commandId: command.commandId, err: (err as Error).message }, 'pending count not updated'),
     );
   }
 
-  async function dispatch(command: Command, timeoutMs: number): Promise<Dispatched> {
+  async function dispatch(command: Queued, timeoutMs: number): Promise<Outcome> {
     const id = command.commandId;
     const deadline = Date.now() + timeoutMs;
     await admit(command);
     const wait = waitFor(id);
-    let outcome: Dispatched = { state: 'pending' };
+    let outcome: Outcome = { state: 'pending' };
     try {
       outcome = await sendAndWait(command, wait, deadline);
       return outcome;
@@ -283,11 +294,7 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
   }
 
   /** Enqueues the command (runs a failed repeat again) and waits for its outcome until the deadline. */
-  async function sendAndWait(
-    command: Command,
-    wait: ReturnType<typeof waitFor>,
-    deadline: number,
-  ): Promise<Dispatched> {
+  async function sendAndWait(command: Queued, wait: ReturnType<typeof waitFor>, deadline: number): Promise<Outcome> {
     if (!(await enqueue(command, deadline))) return { state: 'pending' };
     let firstPoll = POLL_INTERVAL_MS;
     if (command.requestHash) {
@@ -302,7 +309,7 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
   }
 
   return {
-    dispatch,
+    dispatch: dispatch as CommandBus['dispatch'],
     jobStatus: readOutcome,
     async close() {
       for (const waiting of waiters.values()) waiting.forEach((settle) => settle({ state: 'pending' }));

@@ -1,6 +1,8 @@
-import { entityByName } from '../../domain/entities';
-import { problemFor, type ProblemBody } from '../http/problem';
+import { entityLocation } from '../../domain/responses/answer';
+import { problemFor, type ProblemBody } from '../../domain/errors/problem';
 import type { Dispatched } from './command-bus';
+import type { CommandResult } from '../../domain/commands/command';
+import { isBatchResult, type BatchResult } from '../../domain/batch/batch-command';
 
 /** The body of `GET /Commands/<id>` (DESIGN §10). */
 export interface CommandStateBody {
@@ -8,6 +10,8 @@ export interface CommandStateBody {
   State: 'Pending' | 'Succeeded' | 'Failed';
   Location?: string;
   Problem?: ProblemBody;
+  /** A `$batch`'s response (DESIGN §12), once it has finished. */
+  Response?: unknown;
 }
 
 /** What a command whose job failed answers (503): nothing applied, send it again. */
@@ -18,11 +22,10 @@ export function commandLocation(commandId: string): string {
   return `/Commands/${commandId}`;
 }
 
-export function entityLocation(entityName: string, encodedId: string): string {
-  return `/${entityByName(entityName).route}/${encodedId}`;
-}
-
-export function commandStateOf(commandId: string, dispatched: Dispatched): CommandStateBody {
+export function commandStateOf(
+  commandId: string,
+  dispatched: Dispatched<CommandResult | BatchResult>,
+): CommandStateBody {
   switch (dispatched.state) {
     case 'pending':
       return { Id: commandId, State: 'Pending' };
@@ -31,6 +34,7 @@ export function commandStateOf(commandId: string, dispatched: Dispatched): Comma
       return { Id: commandId, State: 'Failed', Problem: problemFor('Unavailable', [COMMAND_NOT_APPLIED]) };
     case 'finished': {
       const result = dispatched.result;
+      if (isBatchResult(result)) return { Id: commandId, State: 'Succeeded', Response: JSON.parse(result.responses) };
       if (!result.ok)
         return { Id: commandId, State: 'Failed', Problem: problemFor(result.failure.kind, result.failure.errors) };
       if (result.deleted) return { Id: commandId, State: 'Succeeded' };

@@ -8,7 +8,7 @@ import type { EntityDefinition } from '../../domain/entities';
 import { exportHeader, openExportStream, type ExportFormat } from '../../db/query/entity-export';
 import { planRead } from '../../db/query/read-plan';
 import { requireDefaultPolicy } from '../auth/require-role';
-import { readableEntityOf } from '../entities/entity-key';
+import { readableEntityOf } from '../../domain/entities/entity-key';
 import { callerOf } from '../auth/caller';
 import type { ExportSlots } from '../limits/export-slots';
 import { dropWhenStalled } from '../limits/stall-guard';

@@ -10,7 +10,9 @@ import {
 } from '../../domain/errors/domain-error';
 import { isStoreUnavailable, OUTAGE_RETRY_AFTER_SECONDS } from '../../infra/store-outage';
 import { bearerChallenge } from '../auth/unauthorized';
-import { STATUS_OF, problemFor } from './problem';
+import { STATUS_OF } from '../../domain/errors/problem';
+import { failureAnswer } from '../../domain/responses/answer';
+import { sendAnswer } from './send-answer';
 
 /** Errors raised by body parsing and other middleware carry an HTTP status of their own. */
 interface HttpError extends Error {
@@ -92,10 +94,6 @@ function clientError(err: HttpError, status: number): DomainError {
 
 /** The problem body and the headers a kind carries (Retry-After, Allow, WWW-Authenticate, Location). */
 function sendFailure(res: Response, err: DomainError): void {
-  if (err.retryAfter !== undefined) res.setHeader('Retry-After', String(err.retryAfter));
-  if (err.allow !== undefined) res.setHeader('Allow', err.allow.join(', '));
   if (err.kind === 'Unauthorized') res.setHeader('WWW-Authenticate', bearerChallenge(err.tokenError, err.errors[0]));
-  if (err.outcomeAt !== undefined) res.location(err.outcomeAt);
-  const body = problemFor(err.kind, err.errors);
-  res.status(body.status).type('application/problem+json').send(JSON.stringify(body));
+  sendAnswer(res, failureAnswer(err.toFailure()));
 }

@@ -12,25 +12,31 @@ import type { RetainedTable } from './retention';
  * claim at the start plus a result at the end.
  */
 
-export interface CommandLogEntry {
+export interface CommandLogEntry<R = CommandResult> {
   commandId: string;
   name: string;
   entity: string;
   subject: string;
   requestHash: string | null;
-  result: CommandResult | null;
+  result: R | null;
 }
 
-interface CommandLogRow {
+/**
+ * What the log records of a command: a command, or an atomicity group of a `$batch` (name `group`,
+ * entity `$batch`, its result the result of each of its requests).
+ */
+export type LoggedCommand = Pick<Command, 'commandId' | 'subject' | 'requestHash'> & { name: string; entity: string };
+
+interface CommandLogRow<R> {
   command_id: string;
   name: string;
   entity: string;
   subject: string;
   request_hash: string | null;
-  result: CommandResult | null;
+  result: R | null;
 }
 
-function entryOf(row: CommandLogRow): CommandLogEntry {
+function entryOf<R>(row: CommandLogRow<R>): CommandLogEntry<R> {
   return {
     commandId: row.command_id,
     name: row.name,
@@ -41,7 +47,7 @@ function entryOf(row: CommandLogRow): CommandLogEntry {
   };
 }
 
-function rowOf(command: Command, result: CommandResult | null) {
+function rowOf(command: LoggedCommand, result: unknown) {
   return {
     command_id: command.commandId,
     name: command.name,
@@ -52,8 +58,11 @@ function rowOf(command: Command, result: CommandResult | null) {
   };
 }
 
-export async function findCommand(knex: Knex | Knex.Transaction, commandId: string): Promise<CommandLogEntry | null> {
-  const row = (await knex('command_log').where('command_id', commandId).first()) as CommandLogRow | undefined;
+export async function findCommand<R = CommandResult>(
+  knex: Knex | Knex.Transaction,
+  commandId: string,
+): Promise<CommandLogEntry<R> | null> {
+  const row = (await knex('command_log').where('command_id', commandId).first()) as CommandLogRow<R> | undefined;
   return row ? entryOf(row) : null;
 }
 
@@ -65,8 +74,8 @@ export async function findCommand(knex: Knex | Knex.Transaction, commandId: stri
  */
 export async function recordCommand(
   trx: Knex.Transaction,
-  command: Command,
-  result: CommandResult,
+  command: LoggedCommand,
+  result: unknown,
   events: readonly DomainEvent[],
 ): Promise<boolean> {
   const row = rowOf(command, result);
@@ -95,18 +104,18 @@ export async function recordCommand(
  * Records a failed command after its transaction rolled back (nothing of it was applied). Returns
  * null when recorded, or the entry of a delivery that got there first.
  */
-export async function recordFailure(
+export async function recordFailure<R>(
   knex: Knex,
-  command: Command,
-  result: CommandResult,
-): Promise<CommandLogEntry | null> {
+  command: LoggedCommand,
+  result: R,
+): Promise<CommandLogEntry<R> | null> {
   const inserted = await knex('command_log')
     .insert(rowOf(command, result))
     .onConflict('command_id')
     .ignore()
     .returning('command_id');
   if (inserted.length) return null;
-  return findCommand(knex, command.commandId);
+  return findCommand<R>(knex, command.commandId);
 }
 
 /** Entries age out by creation: redeliveries and key repeats come long before the window ends. */

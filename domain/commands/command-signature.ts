@@ -8,9 +8,12 @@ import type { Command } from './command';
  * cannot act as a caller.
  */
 
-export interface SignedCommand extends Command {
-  signature: string;
-}
+/** Anything a producer signs: a command, a batch (domain/batch/batch-command.ts). */
+type Signable = Pick<Command, 'commandId' | 'subject'>;
+
+export type Signed<T extends Signable> = T & { signature: string };
+
+export type SignedCommand = Signed<Command>;
 
 /** JSON with object members in sorted order: the same command always gives the same bytes. */
 function canonical(value: unknown): string {
@@ -25,21 +28,21 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-function digest(command: Command, key: string): Buffer {
-  const { signature: _ignored, ...content } = command as Partial<SignedCommand>;
+function digest(command: Signable, key: string): Buffer {
+  const { signature: _ignored, ...content } = command as Partial<Signed<Signable>>;
   return createHmac('sha256', key).update(canonical(content)).digest();
 }
 
-export function signCommand(command: Command, key: string): SignedCommand {
+export function signCommand<T extends Signable>(command: T, key: string): Signed<T> {
   return { ...command, signature: digest(command, key).toString('base64url') };
 }
 
 /** True only when `data` carries a signature made with `key` over exactly this content. */
-export function verifyCommand(data: unknown, key: string): data is SignedCommand {
+export function verifyCommand(data: unknown, key: string): data is Signed<Signable> {
   if (data === null || typeof data !== 'object') return false;
   const given = (data as { signature?: unknown }).signature;
   if (typeof given !== 'string') return false;
-  const expected = digest(data as Command, key);
+  const expected = digest(data as Signable, key);
   const actual = Buffer.from(given, 'base64url');
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }

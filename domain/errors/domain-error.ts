@@ -3,7 +3,7 @@
  * below. Code anywhere throws one; only the API's error handler (`api/http/error-handler.ts`)
  * turns it into a response (spec §7 problem bodies and their headers), and workers send it back
  * over the queue as plain data (`toFailure` / `DomainError.from`). Nothing here knows HTTP: the
- * status of each kind lives with the handler (`api/http/problem.ts`).
+ * status of each kind lives in one table (`problem.ts`).
  */
 
 export type FailureKind =
@@ -26,6 +26,8 @@ export type FailureKind =
   | 'TooLarge'
   /** 415: a body of a media type the action does not take. */
   | 'UnsupportedMediaType'
+  /** 424: a `$batch` request not run because one it depends on (or a request of its group) failed. */
+  | 'FailedDependency'
   /** 429: a per-subject limit (rate, pending commands, exports); carries `retryAfter`. */
   | 'TooManyRequests'
   /** 503: a store or queue cannot answer now (outage, pool exhausted, statement timeout); carries `retryAfter`. */
@@ -105,6 +107,7 @@ export const conflict = (errors: string[]) => new DomainError('Conflict', errors
 export const preconditionFailed = (message: string) => new DomainError('PreconditionFailed', [message]);
 export const tooLarge = (message: string) => new DomainError('TooLarge', [message]);
 export const unsupportedMediaType = (message: string) => new DomainError('UnsupportedMediaType', [message]);
+export const failedDependency = (message: string) => new DomainError('FailedDependency', [message]);
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new DomainError('TooManyRequests', [message], { retryAfter: retryAfterSeconds });
 export const unavailable = (message: string, retryAfterSeconds = DEFAULT_RETRY_AFTER_SECONDS, outcomeAt?: string) =>

@@ -1,9 +1,17 @@
 import { createHash } from 'node:crypto';
 import { COMMAND_NAMES } from '../commands/command';
-import type { SignedCommand } from '../commands/command-signature';
+import type { Signed, SignedCommand } from '../commands/command-signature';
+import type { BatchCommand } from '../batch/batch-command';
 import { ALL_EVENT_NAMES, type DomainEvent } from '../events/domain-event';
 import type { AddedJobOptions, JobOptions } from './job-options';
-import { EVENT_BURST_JOB, PRUNE_RETENTION_JOB, QUEUE, REBUILD_VIEWS_JOB, type QueueName } from './queue-contracts';
+import {
+  BATCH_JOB,
+  EVENT_BURST_JOB,
+  PRUNE_RETENTION_JOB,
+  QUEUE,
+  REBUILD_VIEWS_JOB,
+  type QueueName,
+} from './queue-contracts';
 
 /**
  * The job registry: every kind of job the service adds, the queues it goes to, the names producers
@@ -45,6 +53,21 @@ export const JOBS = {
       backoff: { type: 'exponential', delay: 500 },
       removeOnComplete: { age: HOUR_S, count: 10_000 },
       removeOnFail: { age: 7 * DAY_S, count: 10_000 },
+    },
+  },
+  /**
+   * A `$batch` for the command workers (DESIGN §12): its units run in order, each recorded in the
+   * command log, so a retry or a recovered job replays what committed and applies only the rest.
+   * Its result is the whole batch response, so fewer are kept than commands.
+   */
+  batch: {
+    queues: [QUEUE.commands],
+    names: [BATCH_JOB],
+    options: {
+      attempts: 3,
+      backoff: { type: 'exponential', delay: 500 },
+      removeOnComplete: { age: HOUR_S, count: 1_000 },
+      removeOnFail: { age: 7 * DAY_S, count: 1_000 },
     },
   },
   /**
@@ -132,6 +155,11 @@ interface JobRequest<Data> {
  */
 export function commandJob(command: SignedCommand): JobRequest<SignedCommand> {
   return { name: command.name, data: command, opts: { ...JOBS.command.options, jobId: command.commandId } };
+}
+
+/** The job of a signed batch; like a command's, its id is the batch's command id. */
+export function batchJob(batch: Signed<BatchCommand>): JobRequest<Signed<BatchCommand>> {
+  return { name: BATCH_JOB, data: batch, opts: { ...JOBS.batch.options, jobId: batch.commandId } };
 }
 
 /**

@@ -27,5 +27,8 @@ export const REBUILD_VIEWS_JOB = 'rebuild-views';
  */
 export const EVENT_BURST_JOB = 'event-burst';
 
+/** Job of the `commands` queue carrying a whole `$batch` (domain/batch/batch-command.ts). */
+export const BATCH_JOB = 'batch';
+
 /** Job (and job scheduler id) of the `maintenance` queue that prunes the outbox and the command log. */
 export const PRUNE_RETENTION_JOB = 'prune-retention';

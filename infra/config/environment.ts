@@ -62,6 +62,12 @@ export const ENVIRONMENT = {
     desc: 'HMAC key (32+ characters) every process shares: the API signs each command, workers refuse what does not verify; `npm start` generates one into .data/',
   }),
   COMMAND_TIMEOUT_MS: positive({ default: 10_000, desc: 'how long the API awaits a command before answering 202' }),
+  BATCH_MAX_REQUESTS: positive({ default: 1000, desc: 'requests in one `POST /$batch` (413)' }),
+  BATCH_MAX_BYTES: positive({ default: 16 * 1024 * 1024, desc: 'body of one `POST /$batch` (413)' }),
+  BATCH_TIMEOUT_MS: positive({
+    default: 60_000,
+    desc: 'how long the API awaits a `$batch` before answering 202 + `/Commands/<id>`',
+  }),
   MAX_TOP: positive({ default: 1000, desc: 'largest `$top` (and cap of the default page of 60)' }),
   WORKER_CONCURRENCY: positive({ default: 16, desc: 'jobs one worker process runs at once' }),
   DB_POOL_MAX: positive({ default: 20, desc: 'Postgres connections per process' }),

@@ -45,6 +45,8 @@ export interface AppConfig {
    */
   stalledRecovery: { lockDuration?: number; stalledInterval?: number };
   limits: LimitsConfig;
+  /** `POST /$batch` (DESIGN §12): requests and bytes per batch, and how long the API awaits one. */
+  batch: { maxRequests: number; maxBytes: number; timeoutMs: number };
   /** Interface the API listens on: 127.0.0.1 whenever mock authentication is on (DESIGN §13). */
   listenHost: string;
   /** Bull Board shows queues but refuses job actions unless BULL_BOARD_READ_ONLY=false. */
@@ -140,6 +142,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxExportsPerSubject: e.MAX_EXPORTS_PER_SUBJECT,
       exportStallMs: e.EXPORT_STALL_MS,
     },
+    batch: { maxRequests: e.BATCH_MAX_REQUESTS, maxBytes: e.BATCH_MAX_BYTES, timeoutMs: e.BATCH_TIMEOUT_MS },
     listenHost: e.LISTEN_HOST || (mock ? '127.0.0.1' : '0.0.0.0'),
     bullBoardReadOnly: e.BULL_BOARD_READ_ONLY,
     commandSigningKey: e.COMMAND_SIGNING_KEY,

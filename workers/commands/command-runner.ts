@@ -27,7 +27,7 @@ import { replaceEntity } from './replace-entity.handler';
  * Domain failures are results too (no retry); infrastructure errors throw so BullMQ retries the job.
  */
 
-const HANDLERS: Record<CommandName, CommandHandler> = {
+export const HANDLERS: Record<CommandName, CommandHandler> = {
   create: createEntity,
   replace: replaceEntity,
   patch: patchEntity,
@@ -35,7 +35,7 @@ const HANDLERS: Record<CommandName, CommandHandler> = {
 };
 
 /** Deadlocks and serialization failures are resolved by running the transaction again. */
-const MAX_TRANSACTION_ATTEMPTS = 3;
+export const MAX_TRANSACTION_ATTEMPTS = 3;
 
 /**
  * Test-only: hold a command open at a point of its life so a test can kill the process there
@@ -64,14 +64,14 @@ export interface RunOptions {
 export type CommandRunner = (command: Command, options?: RunOptions) => Promise<CommandResult>;
 
 /** Thrown inside the transaction to roll it back: an earlier delivery recorded this command. */
-class AlreadyRecorded extends Error {}
+export class AlreadyRecorded extends Error {}
 
 interface Outcome {
   result: CommandResult;
   events: DomainEvent[];
 }
 
-function successOf(entity: EntityDefinition, applied: Applied): CommandResult {
+export function successOf(entity: EntityDefinition, applied: Applied): Extract<CommandResult, { ok: true }> {
   return {
     ok: true,
     entity: entity.name,
@@ -82,7 +82,7 @@ function successOf(entity: EntityDefinition, applied: Applied): CommandResult {
   };
 }
 
-function eventOf(command: Command, entity: EntityDefinition, applied: Applied): DomainEvent {
+export function eventOf(command: Command, entity: EntityDefinition, applied: Applied): DomainEvent {
   return {
     eventId: randomUUID(),
     name: eventName(entity.name, applied.verb),
@@ -99,7 +99,10 @@ function eventOf(command: Command, entity: EntityDefinition, applied: Applied): 
 }
 
 /** The recorded result of an earlier delivery; a key reused for another request is a conflict. */
-function replayOf(entry: CommandLogEntry, command: Command): CommandResult {
+export function replayOf<R>(
+  entry: CommandLogEntry<R>,
+  command: Pick<Command, 'commandId' | 'requestHash'>,
+): R | CommandResult {
   if ((entry.requestHash ?? null) !== (command.requestHash ?? null)) {
     return {
       ok: false,

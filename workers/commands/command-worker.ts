@@ -3,7 +3,11 @@ import { verifyCommand } from '../../domain/commands/command-signature';
 import { publicReasonOf } from '../../db/commands/db-errors';
 import { settleCommand } from '../../infra/pending-commands';
 import { createRedis } from '../../infra/redis';
-import type { Command } from '../../domain/commands/command';
+import type { Command, CommandResult } from '../../domain/commands/command';
+import type { BatchCommand, BatchResult } from '../../domain/batch/batch-command';
+import { readSettingsOf } from '../../db/query/read-operation';
+import { createGroupRunner } from './group-runner';
+import { createBatchRunner } from './batch-runner';
 import type { AppConfig } from '../../infra/config/load-config';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { createKnex } from '../../db/knex';
@@ -56,31 +60,50 @@ export async function startCommandWorker(
     testPause: options.testPause,
     patchLimits: patchLimitsOf(config),
   });
-  const handle = async (job: Job) => {
-    if (!verifyCommand(job.data, config.commandSigningKey)) {
-      // Not from an API of this deployment: never applied, never retried, and said loudly.
-      logger.warn(
-        { jobId: job.id, name: job.name, subject: (job.data as { subject?: unknown })?.subject },
-        'command refused: its signature does not verify (COMMAND_SIGNING_KEY)',
-      );
-      throw new UnrecoverableError("refused: the command is not signed with this deployment's COMMAND_SIGNING_KEY");
-    }
-    const command = job.data as Command;
-    try {
-      // A job started before (retry, or recovered after its worker died) may have committed already.
-      const result = await run(command, { redelivered: job.attemptsStarted > 1 || job.stalledCounter > 0 });
-      settle(command);
-      return result;
-    } catch (err) {
-      // The full error (statement included) is for the log; the job's reason, shown by /Jobs and
-      // Bull Board, says only what kind of failure it was.
-      logger.warn({ jobId: job.id, err }, 'command failed on infrastructure; BullMQ retries it');
-      if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) settle(command);
-      throw new Error(publicReasonOf(err), { cause: err });
-    }
-  };
+  const readSettings = readSettingsOf({ maxTop: config.maxTop, limits: config.limits });
+  const runGroup = createGroupRunner({
+    knex,
+    logger,
+    readSettings,
+    onCommitted: (events) => publisher.publishSoon(events),
+    testPause: options.testPause,
+    patchLimits: patchLimitsOf(config),
+  });
+  const runBatch = createBatchRunner({ knex, runCommand: run, runGroup, readSettings });
+
+  /**
+   * Verifies a job's signature, runs it and settles its pending count: a command or a whole batch.
+   * Only infrastructure errors fail a job (domain failures are its result); BullMQ retries those.
+   */
+  function handler<T extends { commandId: string; subject: string }, R>(
+    apply: (data: T, options: { redelivered: boolean }) => Promise<R>,
+  ) {
+    return async (job: Job): Promise<R> => {
+      if (!verifyCommand(job.data, config.commandSigningKey)) {
+        // Not from an API of this deployment: never applied, never retried, and said loudly.
+        logger.warn(
+          { jobId: job.id, name: job.name, subject: (job.data as { subject?: unknown })?.subject },
+          'command refused: its signature does not verify (COMMAND_SIGNING_KEY)',
+        );
+        throw new UnrecoverableError("refused: the command is not signed with this deployment's COMMAND_SIGNING_KEY");
+      }
+      const command = job.data as T;
+      try {
+        // A job started before (retry, or recovered after its worker died) may have committed already.
+        const result = await apply(command, { redelivered: job.attemptsStarted > 1 || job.stalledCounter > 0 });
+        settle(command);
+        return result;
+      } catch (err) {
+        // The full error (statement included) is for the log; the job's reason, shown by /Jobs and
+        // Bull Board, says only what kind of failure it was.
+        logger.warn({ jobId: job.id, err }, 'command failed on infrastructure; BullMQ retries it');
+        if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) settle(command);
+        throw new Error(publicReasonOf(err), { cause: err });
+      }
+    };
+  }
   /** The command no longer counts against its subject's MAX_PENDING_COMMANDS_PER_SUBJECT. */
-  const settle = (command: Command) => {
+  const settle = (command: { commandId: string; subject: string }) => {
     settleCommand(redis, config.queuePrefix, command.subject, command.commandId).catch((err: unknown) =>
       logger.debug({ err: (err as Error).message }, 'pending count not updated'),
     );
@@ -91,7 +114,7 @@ export async function startCommandWorker(
     prefix: config.queuePrefix,
     concurrency: config.workerConcurrency,
     logger,
-    handlers: { command: handle },
+    handlers: { command: handler<Command, CommandResult>(run), batch: handler<BatchCommand, BatchResult>(runBatch) },
     // A command whose worker died twice is failed (the API answers 503, a repeat runs it again)
     // rather than taking down every worker that picks it up.
     stalledRecovery: { maxStalledCount: 2, ...options.stalledRecovery },

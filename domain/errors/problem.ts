@@ -1,4 +1,4 @@
-import type { FailureKind } from '../../domain/errors/domain-error';
+import type { FailureKind } from './domain-error';
 
 /** RFC 7807 bodies, exactly the shape of spec §7 and DESIGN §10. */
 
@@ -23,6 +23,7 @@ export const STATUS_OF: Record<FailureKind, { status: number; title: string }> =
   PreconditionFailed: { status: 412, title: 'Precondition Failed' },
   TooLarge: { status: 413, title: 'Payload Too Large' },
   UnsupportedMediaType: { status: 415, title: 'Unsupported Media Type' },
+  FailedDependency: { status: 424, title: 'Failed Dependency' },
   TooManyRequests: { status: 429, title: 'Too Many Requests' },
   Unavailable: { status: 503, title: 'Service Unavailable' },
   Internal: { status: 500, title: 'Internal Server Error' },

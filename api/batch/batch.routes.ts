@@ -1,0 +1,104 @@
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { BatchCommand, BatchResult } from '../../domain/batch/batch-command';
+import { parseBatch, type BatchRequest } from '../../domain/batch/batch-request';
+import type { CommandResult } from '../../domain/commands/command';
+import {
+  DomainError,
+  badRequest,
+  methodNotAllowed,
+  tooLarge,
+  unsupportedMediaType,
+} from '../../domain/errors/domain-error';
+import { idempotentCommandId, newCommandId, requestHash } from '../../domain/writes/command-ids';
+import type { PatchLimits } from '../../domain/writes/json-patch';
+import { callerOf } from '../auth/caller';
+import type { CommandBus } from '../commands/command-bus';
+import { idempotencyKeyOf } from '../commands/idempotency-key';
+import { sendCommand } from '../commands/send-command';
+import { stepOf } from './batch-steps';
+
+/**
+ * `POST /$batch` (DESIGN §12): the OData 4.01 JSON batch format. The API checks the batch as a whole
+ * (one 400 when it is not a valid batch) and each request as it would check it alone, then queues the
+ * batch as one job; a command worker runs it and answers every request (workers/commands/batch-runner.ts).
+ * Mounted before the general body parser: a batch has a body limit of its own (BATCH_MAX_BYTES).
+ */
+
+export interface BatchRouteDeps {
+  commandBus: CommandBus;
+  patchLimits: PatchLimits;
+  limits: { maxRequests: number; maxBytes: number; timeoutMs: number };
+}
+
+const BATCH_PATHS = new Set(['/$batch', '/%24batch']);
+
+function mebibytes(bytes: number): string {
+  return `${Math.round((bytes / 1024 / 1024) * 100) / 100} MiB`;
+}
+
+export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
+  const parseJson = express.json({ limit: deps.limits.maxBytes, strict: false, type: () => true });
+
+  /** The body as JSON, within BATCH_MAX_BYTES; 415 for any other media type. */
+  function readBody(req: Request, res: Response): Promise<unknown> {
+    if (!req.is('application/json')) {
+      return Promise.reject(unsupportedMediaType('POST /$batch takes application/json.'));
+    }
+    return new Promise((resolve, reject) => {
+      parseJson(req, res, (err?: unknown) => {
+        if (!err) return resolve(req.body);
+        const type = (err as { type?: string }).type;
+        if (type === 'entity.too.large') {
+          reject(
+            tooLarge(
+              `The batch body exceeds ${mebibytes(deps.limits.maxBytes)} (BATCH_MAX_BYTES). Split it into several batches.`,
+            ),
+          );
+        } else if (type === 'entity.parse.failed') reject(badRequest('The request body is not valid JSON.'));
+        else reject(err);
+      });
+    });
+  }
+
+  async function handle(req: Request, res: Response): Promise<void> {
+    const raw = await readBody(req, res);
+    const requests = parseBatch(raw, { maxRequests: deps.limits.maxRequests });
+    const key = idempotencyKeyOf(req);
+    const caller = callerOf(req);
+    if (requests.length === 0) {
+      res.type('application/json').send('{"responses":[]}');
+      return;
+    }
+    const earlier = new Map<string, BatchRequest>();
+    const steps = requests.map((request) => {
+      const step = stepOf(request, { caller, patchLimits: deps.patchLimits, earlier });
+      if (!earlier.has(request.id)) earlier.set(request.id, request);
+      return step;
+    });
+    const batch: BatchCommand = {
+      commandId: key === undefined ? newCommandId() : idempotentCommandId(caller.subject, key),
+      name: 'batch',
+      subject: caller.subject,
+      issuedAt: new Date().toISOString(),
+      ...(key === undefined ? {} : { requestHash: requestHash('POST', '$batch', raw) }),
+      steps,
+    };
+    const result = await sendCommand<BatchResult | CommandResult>(
+      req,
+      res,
+      deps.commandBus,
+      batch,
+      deps.limits.timeoutMs,
+    );
+    if (result === undefined) return;
+    if ('batch' in result) res.type('application/json').send(result.responses);
+    else if (!result.ok) throw DomainError.from(result.failure);
+    else throw new Error('a batch answered with the result of a single command');
+  }
+
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!BATCH_PATHS.has(req.path)) return next();
+    if (req.method !== 'POST') return next(methodNotAllowed('/$batch takes POST.', ['POST']));
+    handle(req, res).catch(next);
+  };
+}

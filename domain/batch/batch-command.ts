@@ -1,0 +1,67 @@
+import type { CommandName, PatchOperation } from '../commands/command';
+import type { Failure } from '../errors/domain-error';
+import type { WriteMethod } from '../responses/answer';
+
+/**
+ * The queue contract of a `$batch` (DESIGN §12): the API checks every request (shape, route, media
+ * type, policy, references) and sends the batch as one `batch` job on the `commands` queue; a command
+ * worker runs its units in order — an atomicity group as one command in one transaction, a request
+ * outside groups as its own command, a GET on Postgres — and answers the whole batch response.
+ */
+
+/** A GET, by route, or by the entity an earlier POST of the batch created (`$s1`). */
+export interface BatchRead {
+  route: string;
+  key?: string;
+  /** The request whose created entity is the key (`url: "$s1"`); `route` is that entity's route. */
+  keyReference?: string;
+  query: Record<string, unknown>;
+  ifNoneMatch?: string;
+}
+
+/** A write, checked by the API as the same request alone is; `$<id>` references still in it. */
+export interface BatchWrite {
+  name: CommandName;
+  entity: string;
+  key?: number;
+  keyReference?: string;
+  /** POST/PUT body in canonical form (domain/validation/write-body.ts). */
+  body?: Record<string, unknown>;
+  patch?: PatchOperation[];
+  ifMatch?: string;
+  /** `Prefer: return=representation`. */
+  representation: boolean;
+}
+
+export interface BatchStep {
+  id: string;
+  method: WriteMethod | 'GET';
+  atomicityGroup?: string;
+  /** Ids of earlier requests that must have succeeded (groups expanded). */
+  dependsOn: string[];
+  /** Answered without running: the request failed its checks in the API. */
+  failure?: Failure;
+  read?: BatchRead;
+  write?: BatchWrite;
+}
+
+export interface BatchCommand {
+  commandId: string;
+  name: 'batch';
+  subject: string;
+  issuedAt: string;
+  /** The batch's Idempotency-Key fingerprint: a key reused for another batch is a conflict. */
+  requestHash?: string;
+  steps: BatchStep[];
+}
+
+/** What a batch job answers: the whole `$batch` response body, as text. */
+export interface BatchResult {
+  ok: true;
+  batch: true;
+  responses: string;
+}
+
+export function isBatchResult(result: unknown): result is BatchResult {
+  return (result as BatchResult | null)?.batch === true;
+}

@@ -1,0 +1,164 @@
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { BatchCommand, BatchResult, BatchStep } from '../../domain/batch/batch-command';
+import type { CommandResult } from '../../domain/commands/command';
+import { entityByName } from '../../domain/entities';
+import { DomainError, failedDependency, type Failure } from '../../domain/errors/domain-error';
+import {
+  batchResponseText,
+  failureAnswer,
+  writeAnswer,
+  type Answer,
+  type WriteMethod,
+} from '../../domain/responses/answer';
+import { readEntity } from '../../db/query/entity-reader';
+import { onPool, readOperation, type ReadSettings } from '../../db/query/read-operation';
+import { commandOfStep, readOfStep, type Created } from './batch-steps';
+import type { CommandRunner, RunOptions } from './command-runner';
+import type { GroupRunner, GroupStepResult } from './group-runner';
+
+/**
+ * Runs a `$batch` job (DESIGN §12): its units one after the other — an atomicity group through the
+ * group runner (one command, one transaction), a write outside groups as its own command, a GET on
+ * Postgres — and answers the whole response. Each unit is logged under `<batch id>/<unit index>`,
+ * so a batch run again (a retry, a job recovered from a dead worker) replays the units that
+ * committed and applies only the rest. A request whose dependency failed answers 424 unrun.
+ */
+
+export interface BatchRunnerDeps {
+  knex: Knex;
+  runCommand: CommandRunner;
+  runGroup: GroupRunner;
+  readSettings: ReadSettings;
+}
+
+/** Consecutive steps of one atomicity group, or one step outside groups. */
+interface Unit {
+  index: number;
+  steps: BatchStep[];
+  grouped: boolean;
+}
+
+function unitsOf(steps: readonly BatchStep[]): Unit[] {
+  const units: Unit[] = [];
+  for (const step of steps) {
+    const last = units.at(-1);
+    if (step.atomicityGroup !== undefined && last?.grouped && last.steps[0]!.atomicityGroup === step.atomicityGroup) {
+      last.steps.push(step);
+    } else units.push({ index: units.length, steps: [step], grouped: step.atomicityGroup !== undefined });
+  }
+  return units;
+}
+
+/** A unit's own fingerprint under an idempotent batch: another batch under the same key conflicts. */
+function unitHash(batch: BatchCommand, unit: Unit): string | undefined {
+  return batch.requestHash && createHash('sha256').update(`${batch.requestHash}\n${unit.index}`).digest('hex');
+}
+
+function failedDependencyAnswer(message: string): Answer {
+  return failureAnswer(failedDependency(message).toFailure());
+}
+
+export function createBatchRunner(deps: BatchRunnerDeps) {
+  const pool = onPool(deps.knex, deps.readSettings.timeoutMs);
+
+  /** A step's answer when it ran into a domain failure; anything else is the job's failure. */
+  async function answering(work: () => Promise<Answer>): Promise<Answer> {
+    try {
+      return await work();
+    } catch (err) {
+      if (err instanceof DomainError) return failureAnswer(err.toFailure());
+      throw err;
+    }
+  }
+
+  async function writeAnswerOf(step: BatchStep, result: Extract<CommandResult, { ok: true }>): Promise<Answer> {
+    const wanted = step.write!.representation && step.write!.name !== 'delete';
+    const row = wanted ? await readEntity(deps.knex, entityByName(result.entity), result.dbId) : null;
+    return writeAnswer(step.method as WriteMethod, result, row);
+  }
+
+  return async function runBatch(batch: BatchCommand, options: RunOptions = {}): Promise<BatchResult> {
+    const failed = new Set<string>();
+    const created = new Map<string, Created>();
+    const answers: { id: string; answer: Answer }[] = [];
+    const answer = (step: BatchStep, result: Answer) => {
+      if (result.status >= 400) failed.add(step.id);
+      answers.push({ id: step.id, answer: result });
+    };
+    /** The first failed request a step depends on (outside its own group). */
+    const failedDependencyOf = (step: BatchStep) => step.dependsOn.find((id) => failed.has(id));
+
+    for (const unit of unitsOf(batch.steps)) {
+      const unitId = `${batch.commandId}/${unit.index}`;
+      const blocked = unit.steps.map(failedDependencyOf).find((id) => id !== undefined);
+      if (blocked !== undefined) {
+        for (const step of unit.steps) {
+          answer(step, failedDependencyAnswer(`Request '${blocked}' failed, so '${step.id}' was not run.`));
+        }
+        continue;
+      }
+      if (unit.grouped) await runGroupUnit(unit, unitId);
+      else await runLone(unit.steps[0]!, unitId, unitHash(batch, unit));
+    }
+    return { ok: true, batch: true, responses: batchResponseText(answers) };
+
+    async function runLone(step: BatchStep, unitId: string, requestHash: string | undefined): Promise<void> {
+      if (step.failure) return answer(step, failureAnswer(step.failure));
+      if (step.read)
+        return answer(step, await answering(() => readOperation(pool, readOfStep(step, created), deps.readSettings)));
+      const result = await answering(async () => {
+        const command = { ...commandOfStep(batch, step, unitId, created), ...(requestHash ? { requestHash } : {}) };
+        const outcome = await deps.runCommand(command, options);
+        if (!outcome.ok) return failureAnswer(outcome.failure);
+        if (command.name === 'create') {
+          created.set(step.id, { entity: outcome.entity, dbId: outcome.dbId, encodedId: outcome.encodedId });
+        }
+        return writeAnswerOf(step, outcome);
+      });
+      answer(step, result);
+    }
+
+    async function runGroupUnit(unit: Unit, unitId: string): Promise<void> {
+      const refused = unit.steps.findIndex((step) => step.failure);
+      if (refused >= 0) return answerFailedGroup(unit, refused, unit.steps[refused]!.failure!);
+      const outcome = await deps.runGroup(
+        { commandId: unitId, batch, requestHash: unitHash(batch, unit), steps: unit.steps, created },
+        options,
+      );
+      if (!outcome.result.ok) return answerFailedGroup(unit, outcome.result.failedStep, outcome.result.failure);
+      for (const [id, entity] of outcome.created) created.set(id, entity);
+      if (outcome.answers) {
+        unit.steps.forEach((step, i) => answer(step, outcome.answers![i]!));
+        return;
+      }
+      // Replayed from the log: answers rebuilt from the recorded results, reads made again.
+      const results = outcome.result.steps;
+      for (const [i, step] of unit.steps.entries()) {
+        const result = results[i] as GroupStepResult;
+        answer(
+          step,
+          'read' in result
+            ? await answering(() => readOperation(pool, readOfStep(step, created), deps.readSettings))
+            : await writeAnswerOf(step, result),
+        );
+      }
+    }
+
+    function answerFailedGroup(unit: Unit, index: number, failure: Failure): void {
+      const culprit = unit.steps[index]!;
+      unit.steps.forEach((step, i) =>
+        answer(
+          step,
+          i === index
+            ? failureAnswer(failure)
+            : failedDependencyAnswer(
+                `Request '${culprit.id}' of atomicity group '${culprit.atomicityGroup}' failed, so nothing of the group was applied.`,
+              ),
+        ),
+      );
+    }
+  };
+}
+
+export type BatchRunner = ReturnType<typeof createBatchRunner>;

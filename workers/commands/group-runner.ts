@@ -1,0 +1,220 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Knex } from 'knex';
+import { Model } from 'objection';
+import type { BatchCommand, BatchStep } from '../../domain/batch/batch-command';
+import type { CommandResult } from '../../domain/commands/command';
+import { entityByName } from '../../domain/entities';
+import { DomainError, type Failure } from '../../domain/errors/domain-error';
+import type { DomainEvent } from '../../domain/events/domain-event';
+import { writeAnswer, type Answer, type WriteMethod } from '../../domain/responses/answer';
+import { storableText } from '../../domain/text/storable-text';
+import { DEFAULT_PATCH_LIMITS, type PatchLimits } from '../../domain/writes/json-patch';
+import { findCommand, recordCommand, recordFailure, type LoggedCommand } from '../../db/commands/command-log';
+import { isRetryableDbError, translateDbError } from '../../db/commands/db-errors';
+import { readEntity } from '../../db/query/entity-reader';
+import { readOperation, type ReadSettings } from '../../db/query/read-operation';
+import type { Logger } from '../../infra/logger';
+import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-steps';
+import {
+  AlreadyRecorded,
+  HANDLERS,
+  MAX_TRANSACTION_ATTEMPTS,
+  eventOf,
+  replayOf,
+  successOf,
+  type TestPause,
+} from './command-runner';
+
+/**
+ * An atomicity group of a `$batch` (DESIGN §12): one command in one transaction. Its requests apply
+ * in order on the transaction (a GET in it sees the writes before it); the first that fails rolls
+ * everything back and is the group's outcome. On success the events of every write go to the
+ * outbox and the result of every request to the command log, in the one closing statement a single
+ * command uses, so a redelivered batch finds the group recorded and applies nothing again.
+ */
+
+type Success = Extract<CommandResult, { ok: true }>;
+
+/** What the log keeps of each request of a group: a write's result, or that it was a read. */
+export type GroupStepResult = Success | { ok: true; read: true };
+
+export type GroupResult = { ok: true; steps: GroupStepResult[] } | { ok: false; failedStep: number; failure: Failure };
+
+export interface GroupCommand {
+  /** The group's id in the command log: `<batch command id>/<unit index>`. */
+  commandId: string;
+  batch: Pick<BatchCommand, 'subject' | 'issuedAt'>;
+  requestHash?: string;
+  steps: readonly BatchStep[];
+  /** Entities created by earlier units of the batch. */
+  created: CreatedByStep;
+}
+
+export interface GroupOutcome {
+  result: GroupResult;
+  /** Each request's answer, when this run applied the group (a replay rebuilds them). */
+  answers?: Answer[];
+  /** Entities the group created, by request id. */
+  created: Map<string, Created>;
+}
+
+export interface GroupRunnerDeps {
+  knex: Knex;
+  logger: Logger;
+  readSettings: ReadSettings;
+  onCommitted(events: DomainEvent[]): void;
+  testPause?: TestPause;
+  patchLimits?: PatchLimits;
+}
+
+/** Thrown inside the transaction: request `index` failed, so the group rolls back. */
+class StepFailed extends Error {
+  constructor(
+    readonly index: number,
+    readonly failure: DomainError,
+  ) {
+    super(failure.message);
+  }
+}
+
+interface Applied {
+  steps: GroupStepResult[];
+  answers: Answer[];
+  events: DomainEvent[];
+  created: Map<string, Created>;
+}
+
+function loggedOf(group: GroupCommand): LoggedCommand {
+  return {
+    commandId: group.commandId,
+    name: 'group',
+    entity: '$batch',
+    subject: group.batch.subject,
+    ...(group.requestHash === undefined ? {} : { requestHash: group.requestHash }),
+  };
+}
+
+/** The entities a recorded group created (to resolve the references of later units). */
+export function createdByGroup(steps: readonly BatchStep[], results: readonly GroupStepResult[]): Map<string, Created> {
+  const created = new Map<string, Created>();
+  steps.forEach((step, i) => {
+    const result = results[i];
+    if (step.write?.name === 'create' && result && 'dbId' in result) {
+      created.set(step.id, { entity: result.entity, dbId: result.dbId, encodedId: result.encodedId });
+    }
+  });
+  return created;
+}
+
+export function createGroupRunner(deps: GroupRunnerDeps) {
+  const patchLimits = deps.patchLimits ?? DEFAULT_PATCH_LIMITS;
+
+  async function applyStep(
+    trx: Knex.Transaction,
+    group: GroupCommand,
+    step: BatchStep,
+    created: Map<string, Created>,
+    applied: Applied,
+  ): Promise<void> {
+    if (step.read) {
+      applied.answers.push(await readOperation((read) => read(trx), readOfStep(step, created), deps.readSettings));
+      applied.steps.push({ ok: true, read: true });
+      return;
+    }
+    const command = commandOfStep(group.batch, step, group.commandId, created);
+    const entity = entityByName(command.entity);
+    let result: Success;
+    try {
+      const done = await HANDLERS[command.name]({ trx, command, entity, patchLimits });
+      result = successOf(entity, done);
+      applied.events.push(eventOf(command, entity, done));
+    } catch (err) {
+      if (err instanceof DomainError) throw err;
+      const failure = translateDbError(err, entity);
+      if (failure) throw failure;
+      throw err;
+    }
+    if (command.name === 'create') {
+      created.set(step.id, { entity: entity.name, dbId: result.dbId, encodedId: result.encodedId });
+    }
+    const row =
+      step.write!.representation && command.name !== 'delete' ? await readEntity(trx, entity, result.dbId) : null;
+    applied.answers.push(writeAnswer(step.method as WriteMethod, result, row));
+    applied.steps.push(result);
+  }
+
+  async function applyOnce(trx: Knex.Transaction, group: GroupCommand): Promise<Applied> {
+    const created = new Map(group.created);
+    const applied: Applied = { steps: [], answers: [], events: [], created: new Map() };
+    for (const [index, step] of group.steps.entries()) {
+      try {
+        await applyStep(trx, group, step, created, applied);
+      } catch (err) {
+        if (err instanceof DomainError) throw new StepFailed(index, err);
+        throw err;
+      }
+    }
+    const result: GroupResult = { ok: true, steps: applied.steps };
+    if (!(await recordCommand(trx, loggedOf(group), result, applied.events))) throw new AlreadyRecorded();
+    if (deps.testPause?.at === 'before-commit') {
+      deps.logger.warn({ commandId: group.commandId, ms: deps.testPause.ms }, 'test pause (group)');
+      await sleep(deps.testPause.ms);
+    }
+    applied.created = createdByGroup(group.steps, applied.steps);
+    return applied;
+  }
+
+  async function recorded(group: GroupCommand): Promise<GroupOutcome | null> {
+    const earlier = await findCommand<GroupResult>(deps.knex, group.commandId);
+    return earlier ? outcomeOfRecord(group, replayOf(earlier, group)) : null;
+  }
+
+  function outcomeOfRecord(group: GroupCommand, result: GroupResult | CommandResult): GroupOutcome {
+    // A key reused for another batch replays as the conflict of a single command.
+    const asGroup: GroupResult =
+      'steps' in result || 'failedStep' in result
+        ? result
+        : { ok: false, failedStep: 0, failure: (result as Extract<CommandResult, { ok: false }>).failure };
+    return { result: asGroup, created: asGroup.ok ? createdByGroup(group.steps, asGroup.steps) : new Map() };
+  }
+
+  async function recordFailed(group: GroupCommand, index: number, error: DomainError): Promise<GroupOutcome> {
+    // Messages may quote what the client sent: whatever it was, the record must be storable.
+    const failure = error.toFailure();
+    const result: GroupResult = {
+      ok: false,
+      failedStep: index,
+      failure: { ...failure, errors: failure.errors.map(storableText) },
+    };
+    const earlier = await recordFailure(deps.knex, loggedOf(group), result);
+    return earlier ? outcomeOfRecord(group, replayOf(earlier, group)) : { result, created: new Map() };
+  }
+
+  return async function runGroup(group: GroupCommand, options: { redelivered?: boolean } = {}): Promise<GroupOutcome> {
+    if (options.redelivered || group.requestHash) {
+      const replay = await recorded(group);
+      if (replay) return replay;
+    }
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const applied = await Model.transaction(deps.knex, (trx) => applyOnce(trx, group));
+        if (applied.events.length) deps.onCommitted(applied.events);
+        return { result: { ok: true, steps: applied.steps }, answers: applied.answers, created: applied.created };
+      } catch (err) {
+        if (err instanceof AlreadyRecorded) {
+          const replay = await recorded(group);
+          if (!replay) throw new Error(`group ${group.commandId} was recorded and then vanished`, { cause: err });
+          return replay;
+        }
+        if (err instanceof StepFailed) return recordFailed(group, err.index, err.failure);
+        if (isRetryableDbError(err) && attempt < MAX_TRANSACTION_ATTEMPTS) {
+          deps.logger.info({ commandId: group.commandId, attempt }, 'retrying group transaction');
+          continue;
+        }
+        throw err;
+      }
+    }
+  };
+}
+
+export type GroupRunner = ReturnType<typeof createGroupRunner>;
