@@ -1,5 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import { encodeId } from '../../domain/ids/id-codec';
+import { startCommandWorker } from '../../workers/commands/command-worker';
 import { startStack, type Stack } from '../support/stack';
 import {
   answerOf,
@@ -24,12 +25,25 @@ type Doc = Record<string, unknown>;
 
 let stack: Stack;
 let gb: string;
+/** Small read budgets (DESIGN §13): a response over 4,000 bytes, a statement over 20 ms. */
+let small: Stack;
+let slow: Stack;
 test.before(async () => {
-  stack = await startStack();
+  [stack, small, slow] = await Promise.all([
+    startStack(),
+    startStack({ workers: [(config) => startCommandWorker(config)], env: { MAX_RESPONSE_BYTES: '4000' } }),
+    startStack({ workers: [(config) => startCommandWorker(config)], env: { STATEMENT_TIMEOUT_MS: '20' } }),
+  ]);
   gb = await referenceId(stack, 'Country', 'countries', { iso_code: 'GB' });
+  await small.knex.raw(`insert into schemes (scheme_name) select 'Filler ' || g from generate_series(1, 60) g`);
+  // Enough rows that scanning them with a function per row takes far longer than 20 ms.
+  await slow.knex.raw(
+    `insert into schemes (scheme_name, total_units) select 'Scheme number ' || g, g from generate_series(1, 300000) g`,
+  );
+  await slow.knex.raw('analyze schemes');
 });
 test.after.always(async () => {
-  await stack?.close();
+  await Promise.allSettled([stack?.close(), small?.close(), slow?.close()]);
 });
 
 /** The answer of one request sent alone. */
@@ -352,6 +366,8 @@ const FAILING: { what: string; method: string; url: string; headers?: Record<str
     body: { op: 'add' },
   },
   { what: '400 bad $top', method: 'GET', url: 'Companies?$top=-1' },
+  { what: '404 DELETE of /$count', method: 'DELETE', url: 'Companies/$count' },
+  { what: '404 GET of a path too deep', method: 'GET', url: 'Companies/AAAAAA/Name' },
   { what: '400 bad $filter', method: 'GET', url: `Schemes?$filter=${encodeURIComponent('Nope eq 1')}` },
 ];
 
@@ -400,4 +416,63 @@ test('all of those in one batch, with reads between them: each answers as alone,
   }
   const responses = await batch(stack, requests);
   t.deepEqual(responses.map(batchAnswerOf), expected);
+});
+
+test('a response over MAX_RESPONSE_BYTES: its own 400, as alone, in and outside a group', async (t) => {
+  const lone = answerOf(await small.get('/Schemes?$top=1000'));
+  t.is(lone.status, 400);
+  const r = byId(
+    await batch(small, [
+      { id: 'big', method: 'GET', url: 'Schemes?$top=1000' },
+      { id: 'ok', method: 'GET', url: 'Schemes?$top=3' },
+      { id: 'c1', atomicityGroup: 'g', method: 'POST', url: 'Companies', body: { Name: 'Budget group' } },
+      { id: 'big-in-group', atomicityGroup: 'g', method: 'GET', url: 'Schemes?$top=1000' },
+    ]),
+  );
+  t.deepEqual(batchAnswerOf(r.big!), lone);
+  t.is(r.ok!.status, 200);
+  t.deepEqual(batchAnswerOf(r['big-in-group']!), lone);
+  t.is(r.c1!.status, 424);
+  t.is(await small.knex('companies').where({ name: 'Budget group' }).first(), undefined);
+});
+
+test('a read past STATEMENT_TIMEOUT_MS: its own 503, as alone; the requests around it still run', async (t) => {
+  const filter = encodeURIComponent(`contains(tolower(SchemeName),'zzz') or length(SchemeName) eq 1`);
+  const urls = [`Schemes?$filter=${filter}&$count=true`, `Schemes/$count?$filter=${filter}`];
+  const lone = await Promise.all(urls.map(async (url) => answerOf(await slow.get(`/${url}`))));
+  t.deepEqual(
+    lone.map((a) => a.status),
+    [503, 503],
+  );
+  const r = byId(
+    await batch(slow, [
+      { id: 'before', method: 'POST', url: 'Companies', body: { Name: 'Before the slow read' } },
+      { id: 'list', method: 'GET', url: urls[0]! },
+      { id: 'count', method: 'GET', url: urls[1]! },
+      { id: 'after', method: 'POST', url: 'Companies', body: { Name: 'After the slow read' } },
+    ]),
+  );
+  t.deepEqual(batchAnswerOf(r.list!), lone[0]);
+  t.deepEqual(batchAnswerOf(r.count!), lone[1]);
+  t.is(r.before!.status, 201);
+  t.is(r.after!.status, 201);
+  t.is((await slow.get('/health/ready')).status, 200);
+});
+
+test('a read past STATEMENT_TIMEOUT_MS inside a group is stopped too: its 503, the group not applied', async (t) => {
+  const filter = encodeURIComponent(`contains(tolower(SchemeName),'zzz') or length(SchemeName) eq 1`);
+  const url = `Schemes/$count?$filter=${filter}`;
+  const lone = answerOf(await slow.get(`/${url}`));
+  t.is(lone.status, 503);
+  const r = byId(
+    await batch(slow, [
+      { id: 'c1', atomicityGroup: 'g', method: 'POST', url: 'Companies', body: { Name: 'Slow group' } },
+      { id: 'count', atomicityGroup: 'g', method: 'GET', url },
+      { id: 'after', method: 'POST', url: 'Companies', body: { Name: 'After the slow group' } },
+    ]),
+  );
+  t.deepEqual(batchAnswerOf(r.count!), lone);
+  t.is(r.c1!.status, 424);
+  t.is(r.after!.status, 201);
+  t.is(await slow.knex('companies').where({ name: 'Slow group' }).first(), undefined);
 });

@@ -81,7 +81,7 @@ function spawnWorker(t: ExecutionContext, on: Stack, pauseMs: number, stalledRec
   return {
     child,
     output: () => output,
-    pauses: () => output.split('"msg":"test pause"').length - 1,
+    pauses: () => output.split('"msg":"test pause').length - 1,
     exited,
   };
 }

@@ -269,7 +269,7 @@ test('$<id> references across groups through dependsOn (the request or its group
     },
     {
       id: 'put',
-      dependsOn: ['s1', 'a2'],
+      dependsOn: ['s1', 'a2', 'c1'],
       method: 'PUT',
       url: '$s1',
       body: {
@@ -285,7 +285,7 @@ test('$<id> references across groups through dependsOn (the request or its group
       url: 'Developments',
       body: { Name: 'Across phase', Scheme: { Id: '$s1' } },
     },
-    { id: 'get', dependsOn: ['put'], method: 'GET', url: '$s1?$expand=Companies' },
+    { id: 'get', dependsOn: ['put', 's1'], method: 'GET', url: '$s1?$expand=Companies' },
   ];
   const r = byId(await batch(stack, requests));
   for (const id of ['a1', 'c1', 's1', 'a2', 'x1', 'dev']) t.is(r[id]!.status, 201, `${id}: ${JSON.stringify(r[id])}`);
@@ -299,6 +299,11 @@ test('$<id> references across groups through dependsOn (the request or its group
   );
   t.deepEqual(batchAnswerOf(r.get!), answerOf(await stack.get(`/Schemes/${s1}?$expand=Companies`)));
   t.like(await read(stack, `/Developments/${createdId(r.dev!)}`), { Name: 'Across phase', Scheme: { Id: s1 } });
+  const viaRequest = await read(stack, `/Schemes/${createdId(r.x1!)}?$expand=Companies`);
+  t.deepEqual(
+    (viaRequest.Companies as Doc[]).map((c) => [(c.Company as Doc).Id, c.Role]),
+    [[c1, 'Investor']],
+  );
   t.not(a1, a2);
 });
 
@@ -331,7 +336,7 @@ test('$<id> in PATCH values and in a /Address/Id path, inside a group and after 
     },
     {
       id: 'value',
-      dependsOn: ['after'],
+      dependsOn: ['after', 'g'],
       method: 'PATCH',
       url: '$s1',
       headers: JSON_PATCH,
@@ -366,6 +371,36 @@ test('$<id> in PATCH values and in a /Address/Id path, inside a group and after 
   };
   t.is(encodeId('Address', row.address_id), a2);
   t.is(row.version, 4, 'created, then three PATCHes');
+});
+
+test('text that looks like a reference is text: only relation Ids and /Id paths are references', async (t) => {
+  const requests: BatchRequest[] = [
+    { id: 'a', method: 'POST', url: 'Companies', body: { Name: 'Dollar A' } },
+    { id: 'x', dependsOn: ['a'], method: 'POST', url: 'Companies', body: { Name: '$a', RegistrationNumber: '$x' } },
+    {
+      id: 's',
+      dependsOn: ['a'],
+      method: 'POST',
+      url: 'Schemes',
+      body: { SchemeName: '$a', Notes: [{ Text: '$a' }], Tags: [{ Name: '$s' }] },
+    },
+    {
+      id: 'p',
+      dependsOn: ['a', 's'],
+      method: 'PATCH',
+      url: '$a',
+      headers: JSON_PATCH,
+      body: [{ op: 'replace', path: '/Name', value: '$s' }],
+    },
+  ];
+  const r = byId(await batch(stack, requests));
+  t.is(r.p!.status, 204, JSON.stringify(r.p));
+  const [a, x, s] = createdIds(r, ['a', 'x', 's']);
+  t.like(await read(stack, `/Companies/${a}`), { Name: '$s' });
+  t.like(await read(stack, `/Companies/${x}`), { Name: '$a', RegistrationNumber: '$x' });
+  const scheme = await read(stack, `/Schemes/${s}`);
+  t.like(scheme, { SchemeName: '$a' });
+  t.deepEqual([(scheme.Notes as Doc[])[0]!.Text, (scheme.Tags as Doc[])[0]!.Name], ['$a', '$s']);
 });
 
 test('a GET sees every write of the batch before it, inside and outside groups', async (t) => {
