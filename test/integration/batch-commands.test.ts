@@ -258,6 +258,61 @@ test.serial(
 );
 
 test.serial(
+  'Idempotency-Key: one key for a lone write and for a batch is a 409 either way, nothing applied',
+  async (t) => {
+    await withWorker(t);
+    const single = { 'idempotency-key': 'shared-with-a-write' };
+    t.is((await stack.request('POST', '/Companies', { body: { Name: 'Keyed alone' }, headers: single })).status, 201);
+    const batchAfter = await sendBatch(
+      stack,
+      [{ id: 'c', method: 'POST', url: 'Companies', body: { Name: 'Keyed in a batch' } }],
+      single,
+    );
+    t.is(batchAfter.status, 409, batchAfter.text);
+    t.like(batchAfter.body as object, { title: 'Conflict', status: 409 });
+
+    const batched = { 'idempotency-key': 'shared-with-a-batch' };
+    const first = await sendBatch(
+      stack,
+      [{ id: 'c', method: 'POST', url: 'Companies', body: { Name: 'Keyed batch' } }],
+      batched,
+    );
+    t.is(first.status, 200, first.text);
+    const aloneAfter = await stack.request('POST', '/Companies', { body: { Name: 'Keyed alone 2' }, headers: batched });
+    t.is(aloneAfter.status, 409, aloneAfter.text);
+    t.like(aloneAfter.body as object, { title: 'Conflict', status: 409 });
+    t.is(await countRows(stack, 'companies', { name: 'Keyed in a batch' }), 0);
+    t.is(await countRows(stack, 'companies', { name: 'Keyed alone 2' }), 0);
+    t.is(await countRows(stack, 'companies', { name: 'Keyed batch' }), 1);
+  },
+);
+
+test.serial('concurrent groups writing the same rows in opposite orders all apply', async (t) => {
+  await withWorker(t);
+  const a = (await batch(stack, [{ id: 'a', method: 'POST', url: 'Companies', body: { Name: 'Contended A' } }]))[0]!;
+  const b = (await batch(stack, [{ id: 'b', method: 'POST', url: 'Companies', body: { Name: 'Contended B' } }]))[0]!;
+  const [idA, idB] = [createdId(a), createdId(b)];
+  const rename = (id: string, name: string): BatchRequest => ({
+    id: `${id}-${name}`,
+    atomicityGroup: 'g',
+    method: 'PATCH',
+    url: `Companies/${id}`,
+    headers: { 'content-type': 'application/json-patch+json' },
+    body: [{ op: 'add', path: '/RegistrationNumber', value: name }],
+  });
+  const runs = Array.from({ length: 6 }, (_, i) =>
+    batch(stack, i % 2 ? [rename(idA, `r${i}`), rename(idB, `r${i}`)] : [rename(idB, `r${i}`), rename(idA, `r${i}`)]),
+  );
+  for (const responses of await Promise.all(runs)) {
+    t.deepEqual(
+      responses.map((r) => r.status),
+      [204, 204],
+    );
+  }
+  for (const id of [idA, idB]) t.is((await stack.get(`/Companies/${id}`)).headers.get('etag'), '"7"');
+});
+
+test.serial(
   'a batch outliving BATCH_TIMEOUT_MS: 202 + /Commands/<id>, then Succeeded with the responses',
   async (t) => {
     const worker = spawnWorker(t, slow, 3000);
@@ -291,6 +346,10 @@ test.serial(
       return body.State === 'Pending' ? undefined : (res.body as Record<string, unknown>);
     }, 20_000);
     t.like(done, { Id: commandId, State: 'Succeeded' });
+    // The group was logged as the batch's unit 0.
+    t.deepEqual(await slow.knex('command_log').whereLike('command_id', `${commandId}/%`).pluck('command_id'), [
+      `${commandId}/0`,
+    ]);
     const responses = (done.Response as { responses?: BatchResponse[] } | undefined)?.responses ?? [];
     t.deepEqual(
       responses.map((r) => [r.id, r.status]),
@@ -415,3 +474,46 @@ test.serial(
     await assertOneEventAndActivityEach(t, ids);
   },
 );
+
+test.serial('a recovered batch answers its GETs as they read before the later writes, not after', async (t) => {
+  // Held 3 s before each commit; the kill lands in the third: the group, then the PATCH, committed.
+  const worker = spawnWorker(t, stack, 3000, true);
+  await waitForOutput(worker, () => worker.output().includes('commands worker ready'), 'worker start');
+  const requests: BatchRequest[] = [
+    { id: 'c1', atomicityGroup: 'first', method: 'POST', url: 'Companies', body: { Name: 'Read before rename' } },
+    { id: 'in-group', atomicityGroup: 'first', method: 'GET', url: '$c1' },
+    { id: 'alone', dependsOn: ['c1'], method: 'GET', url: '$c1' },
+    {
+      id: 'rename',
+      dependsOn: ['c1'],
+      method: 'PATCH',
+      url: '$c1',
+      headers: { 'content-type': 'application/json-patch+json' },
+      body: [{ op: 'replace', path: '/Name', value: 'Read after rename' }],
+    },
+    { id: 'last', atomicityGroup: 'closing', method: 'POST', url: 'Companies', body: { Name: 'Read last' } },
+  ];
+  const response = sendBatch(stack, requests);
+  await waitForOutput(worker, () => worker.pauses() >= 3, 'third pause');
+  worker.child.kill('SIGKILL');
+  await worker.exited;
+  t.is(await countRows(stack, 'companies', { name: 'Read after rename' }), 1, 'the rename committed');
+  t.is(await countRows(stack, 'companies', { name: 'Read last' }), 0, 'the last group did not');
+
+  await startRecoveringWorker(t);
+  const r = byId(responsesOf(await response, requests));
+  t.deepEqual(
+    Object.values(r).map((x) => x.status),
+    [201, 200, 200, 204, 201],
+  );
+  const seen = (x: BatchResponse) => [(x.body as { Name?: string }).Name, headerOf(x, 'etag')];
+  t.deepEqual(
+    [seen(r['in-group']!), seen(r.alone!)],
+    [
+      ['Read before rename', '"1"'],
+      ['Read before rename', '"1"'],
+    ],
+  );
+  t.is(headerOf(r.rename!, 'etag'), '"2"');
+  t.is(await countRows(stack, 'companies', { name: 'Read last' }), 1);
+});
