@@ -62,7 +62,12 @@ export function createApp(deps: AppDeps): Express {
   );
   // A batch has a body limit of its own (BATCH_MAX_BYTES) and policies per request (DESIGN §12).
   app.use(
-    batchRoutes({ commandBus: deps.commandBus, patchLimits: patchLimitsOf(deps.config), limits: deps.config.batch }),
+    batchRoutes({
+      knex: deps.knex,
+      commandBus: deps.commandBus,
+      patchLimits: patchLimitsOf(deps.config),
+      limits: deps.config.batch,
+    }),
   );
   // Bodies are parsed only for authenticated callers.
   app.use(

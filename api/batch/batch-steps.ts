@@ -105,6 +105,7 @@ function writeStep(request: BatchRequest, target: Target, ctx: StepContext): Bat
     ...(target.keyReference === undefined ? {} : { keyReference: target.keyReference }),
     ...(ifMatch === undefined ? {} : { ifMatch }),
     representation: prefersRepresentation(request.headers.prefer),
+    ...(request.bodyReferences ? { references: true as const } : {}),
   };
   switch (name) {
     case 'create':

@@ -1,5 +1,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { Knex } from 'knex';
 import type { BatchCommand, BatchResult } from '../../domain/batch/batch-command';
+import { findBatchResponse } from '../../db/commands/command-log';
 import { parseBatch, type BatchRequest } from '../../domain/batch/batch-request';
 import type { CommandResult } from '../../domain/commands/command';
 import {
@@ -25,6 +27,7 @@ import { stepOf } from './batch-steps';
  */
 
 export interface BatchRouteDeps {
+  knex: Knex;
   commandBus: CommandBus;
   patchLimits: PatchLimits;
   limits: { maxRequests: number; maxBytes: number; timeoutMs: number };
@@ -91,8 +94,11 @@ export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
       deps.limits.timeoutMs,
     );
     if (result === undefined) return;
-    if ('batch' in result) res.type('application/json').send(result.responses);
-    else if (!result.ok) throw DomainError.from(result.failure);
+    if ('batch' in result) {
+      const responses = await findBatchResponse(deps.knex, batch.commandId);
+      if (responses === null) throw new Error(`batch ${batch.commandId} finished without a recorded response`);
+      res.type('application/json').send(responses);
+    } else if (!result.ok) throw DomainError.from(result.failure);
     else throw new Error('a batch answered with the result of a single command');
   }
 

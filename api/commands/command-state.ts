@@ -2,7 +2,7 @@ import { entityLocation } from '../../domain/responses/answer';
 import { problemFor, type ProblemBody } from '../../domain/errors/problem';
 import type { Dispatched } from './command-bus';
 import type { CommandResult } from '../../domain/commands/command';
-import { isBatchResult, type BatchResult } from '../../domain/batch/batch-command';
+import { isBatchResult, type BatchResult, type RecordedBatch } from '../../domain/batch/batch-command';
 
 /** The body of `GET /Commands/<id>` (DESIGN §10). */
 export interface CommandStateBody {
@@ -34,7 +34,11 @@ export function commandStateOf(
       return { Id: commandId, State: 'Failed', Problem: problemFor('Unavailable', [COMMAND_NOT_APPLIED]) };
     case 'finished': {
       const result = dispatched.result;
-      if (isBatchResult(result)) return { Id: commandId, State: 'Succeeded', Response: JSON.parse(result.responses) };
+      if (isBatchResult(result)) {
+        // Read from the command log, where the batch's response is kept (RecordedBatch).
+        const responses = (result as Partial<RecordedBatch>).responses;
+        return { Id: commandId, State: 'Succeeded', ...(responses ? { Response: JSON.parse(responses) } : {}) };
+      }
       if (!result.ok)
         return { Id: commandId, State: 'Failed', Problem: problemFor(result.failure.kind, result.failure.errors) };
       if (result.deleted) return { Id: commandId, State: 'Succeeded' };

@@ -22,6 +22,8 @@ export interface BatchRequest {
   body: unknown;
   /** The request whose created entity the URL names (`$s1`), if it does. */
   urlReference?: string;
+  /** Whether the body holds `$<id>` references (set by the batch checks). */
+  bodyReferences?: boolean;
 }
 
 export interface BatchLimits {
@@ -163,10 +165,9 @@ function checkOrder(requests: BatchRequest[], fail: (message: string) => void): 
     }
     request.dependsOn = [...expanded];
 
-    const references = [
-      ...(request.urlReference === undefined ? [] : [request.urlReference]),
-      ...referencesIn(request.body, request.method === 'PATCH'),
-    ];
+    const inBody = referencesIn(request.body, request.method === 'PATCH');
+    if (inBody.length) request.bodyReferences = true;
+    const references = [...(request.urlReference === undefined ? [] : [request.urlReference]), ...inBody];
     for (const id of references) {
       const target = byId.get(id);
       if (!target) fail(`${at}: '$${id}' does not name an earlier request`);

@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { BatchCommand, BatchResult, BatchStep } from '../../domain/batch/batch-command';
+import {
+  isBatchResult,
+  type BatchCommand,
+  type BatchResult,
+  type BatchStep,
+  type RecordedBatch,
+} from '../../domain/batch/batch-command';
+import { findCommand, recordResult } from '../../db/commands/command-log';
 import type { CommandResult } from '../../domain/commands/command';
 import { entityByName } from '../../domain/entities';
 import { DomainError, failedDependency, type Failure } from '../../domain/errors/domain-error';
@@ -14,7 +21,7 @@ import {
 import { readEntity } from '../../db/query/entity-reader';
 import { onPool, readOperation, type ReadSettings } from '../../db/query/read-operation';
 import { commandOfStep, readOfStep, type Created } from './batch-steps';
-import type { CommandRunner, RunOptions } from './command-runner';
+import { replayOf, type CommandRunner, type RunOptions } from './command-runner';
 import type { GroupRunner, GroupStepResult } from './group-runner';
 
 /**
@@ -59,6 +66,11 @@ function failedDependencyAnswer(message: string): Answer {
   return failureAnswer(failedDependency(message).toFailure());
 }
 
+/** The job's result: the response stays in the command log (RecordedBatch), out of the queue. */
+function finished(result: RecordedBatch | CommandResult): BatchResult | CommandResult {
+  return isBatchResult(result) ? { ok: true, batch: true } : result;
+}
+
 export function createBatchRunner(deps: BatchRunnerDeps) {
   const pool = onPool(deps.knex, deps.readSettings.timeoutMs);
 
@@ -78,7 +90,19 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     return writeAnswer(step.method as WriteMethod, result, row);
   }
 
-  return async function runBatch(batch: BatchCommand, options: RunOptions = {}): Promise<BatchResult> {
+  return async function runBatch(batch: BatchCommand, options: RunOptions = {}): Promise<BatchResult | CommandResult> {
+    const logged = {
+      commandId: batch.commandId,
+      name: 'batch',
+      entity: '$batch',
+      subject: batch.subject,
+      requestHash: batch.requestHash,
+    };
+    if (options.redelivered || batch.requestHash) {
+      // Finished before (a repeated Idempotency-Key, a job run again): its response stands.
+      const earlier = await findCommand<RecordedBatch>(deps.knex, batch.commandId);
+      if (earlier) return finished(replayOf(earlier, batch));
+    }
     const failed = new Set<string>();
     const created = new Map<string, Created>();
     const answers: { id: string; answer: Answer }[] = [];
@@ -101,7 +125,9 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       if (unit.grouped) await runGroupUnit(unit, unitId);
       else await runLone(unit.steps[0]!, unitId, unitHash(batch, unit));
     }
-    return { ok: true, batch: true, responses: batchResponseText(answers) };
+    const recorded: RecordedBatch = { ok: true, batch: true, responses: batchResponseText(answers) };
+    const earlier = await recordResult(deps.knex, logged, recorded);
+    return finished(earlier ? replayOf(earlier, batch) : recorded);
 
     async function runLone(step: BatchStep, unitId: string, requestHash: string | undefined): Promise<void> {
       if (step.failure) return answer(step, failureAnswer(step.failure));
@@ -160,5 +186,3 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     }
   };
 }
-
-export type BatchRunner = ReturnType<typeof createBatchRunner>;

@@ -114,7 +114,10 @@ export async function startCommandWorker(
     prefix: config.queuePrefix,
     concurrency: config.workerConcurrency,
     logger,
-    handlers: { command: handler<Command, CommandResult>(run), batch: handler<BatchCommand, BatchResult>(runBatch) },
+    handlers: {
+      command: handler<Command, CommandResult>(run),
+      batch: handler<BatchCommand, BatchResult | CommandResult>(runBatch),
+    },
     // A command whose worker died twice is failed (the API answers 503, a repeat runs it again)
     // rather than taking down every worker that picks it up.
     stalledRecovery: { maxStalledCount: 2, ...options.stalledRecovery },
