@@ -476,3 +476,16 @@ test('a read past STATEMENT_TIMEOUT_MS inside a group is stopped too: its 503, t
   t.is(r.after!.status, 201);
   t.is(await slow.knex('companies').where({ name: 'Slow group' }).first(), undefined);
 });
+
+test('a request body over the 1 MiB a lone request may send: its own 413, as alone; nothing written', async (t) => {
+  const body = {
+    SchemeName: 'Oversized notes',
+    Notes: Array.from({ length: 120 }, (_, i) => ({ Text: `${i} ${'n'.repeat(9990)}` })),
+  };
+  t.true(JSON.stringify(body).length > 1024 * 1024);
+  const lone = await alone('POST', '/Schemes', { body });
+  t.is(lone.status, 413);
+  const batched = await inBatch({ method: 'POST', url: 'Schemes', body });
+  t.deepEqual(batched, lone);
+  t.is(await stack.knex('schemes').where({ scheme_name: 'Oversized notes' }).first(), undefined);
+});
