@@ -289,6 +289,22 @@ test.serial(
   },
 );
 
+test.serial(
+  'Idempotency-Key: two different batches sent at once under one key: one applies, the other is 409',
+  async (t) => {
+    await withWorker(t);
+    for (let round = 0; round < 4; round++) {
+      const key = { 'idempotency-key': `batch-race-${round}` };
+      const send = (name: string) =>
+        sendBatch(stack, [{ id: 'c', method: 'POST', url: 'Companies', body: { Name: name } }], key);
+      const results = await Promise.all([send(`Race A ${round}`), send(`Race B ${round}`)]);
+      t.deepEqual(results.map((r) => r.status).sort(), [200, 409], results.map((r) => r.text).join('\n'));
+      const names = await stack.knex('companies').whereLike('name', `Race _ ${round}`).pluck('name');
+      t.is(names.length, 1, JSON.stringify(names));
+    }
+  },
+);
+
 test.serial('concurrent groups writing the same rows in opposite orders all apply', async (t) => {
   await withWorker(t);
   const a = (await batch(stack, [{ id: 'a', method: 'POST', url: 'Companies', body: { Name: 'Contended A' } }]))[0]!;
