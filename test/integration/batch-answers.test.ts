@@ -489,3 +489,20 @@ test('a request body over the 1 MiB a lone request may send: its own 413, as alo
   t.deepEqual(batched, lone);
   t.is(await stack.knex('schemes').where({ scheme_name: 'Oversized notes' }).first(), undefined);
 });
+
+test('a URL with a trailing slash: as alone (a lone GET or POST on /Companies/ reaches the collection)', async (t) => {
+  await create(stack, 'Companies', { Name: 'Slashed' });
+  const filter = `?$filter=${encodeURIComponent("Name eq 'Slashed'")}`;
+  for (const url of [`Companies/${filter}`, `Companies/$count/${filter}`]) {
+    const lone = await alone('GET', `/${url}`);
+    t.is(lone.status, 200, url);
+    t.deepEqual(await inBatch({ method: 'GET', url }), lone, url);
+  }
+  const lone = await alone('POST', '/Companies/', { body: { Name: 'Slash posted' } });
+  t.is(lone.status, 201);
+  const batched = await inBatch({ method: 'POST', url: 'Companies/', body: { Name: 'Slash posted' } });
+  sameAnswer(t, batched, lone, {
+    lone: lone.headers.location!.split('/').pop()!,
+    batched: batched.headers.location?.split('/').pop() ?? 'none',
+  });
+});
