@@ -29,6 +29,8 @@ import { stepOf } from './batch-steps';
 export interface BatchRouteDeps {
   knex: Knex;
   commandBus: CommandBus;
+  /** RATE_LIMIT_PER_MINUTE: the batch's GETs count like the reads they are (its writes are commands). */
+  chargeReads(subject: string, reads: number): Promise<void>;
   patchLimits: PatchLimits;
   limits: { maxRequests: number; maxBytes: number; timeoutMs: number };
 }
@@ -72,6 +74,7 @@ export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
       res.type('application/json').send('{"responses":[]}');
       return;
     }
+    await deps.chargeReads(caller.subject, requests.filter((request) => request.method === 'GET').length);
     const earlier = new Map<string, BatchRequest>();
     const steps = requests.map((request) => {
       const step = stepOf(request, { caller, patchLimits: deps.patchLimits, earlier });

@@ -18,9 +18,9 @@ import {
   type Answer,
   type WriteMethod,
 } from '../../domain/responses/answer';
-import { readEntity } from '../../db/query/entity-reader';
 import { onPool, readOperation, type ReadSettings } from '../../db/query/read-operation';
-import { commandOfStep, readOfStep, type Created } from './batch-steps';
+import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-steps';
+import { ResponseBudget, representation } from './response-budget';
 import { replayOf, type CommandRunner, type RunOptions } from './command-runner';
 import type { GroupRunner, GroupStepResult } from './group-runner';
 
@@ -84,11 +84,18 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     }
   }
 
-  async function writeAnswerOf(step: BatchStep, result: Extract<CommandResult, { ok: true }>): Promise<Answer> {
+  async function writeAnswerOf(
+    step: BatchStep,
+    result: Extract<CommandResult, { ok: true }>,
+    budget: ResponseBudget,
+  ): Promise<Answer> {
     const wanted = step.write!.representation && step.write!.name !== 'delete';
-    const row = wanted ? await readEntity(deps.knex, entityByName(result.entity), result.dbId) : null;
+    const row = wanted ? await representation(deps.knex, entityByName(result.entity), result.dbId, budget) : null;
     return writeAnswer(step.method as WriteMethod, result, row);
   }
+
+  const read = (step: BatchStep, created: CreatedByStep, budget: ResponseBudget) =>
+    answering(() => readOperation(pool, readOfStep(step, created), { ...deps.readSettings, budget: budget.next() }));
 
   return async function runBatch(batch: BatchCommand, options: RunOptions = {}): Promise<BatchResult | CommandResult> {
     const logged = {
@@ -106,7 +113,9 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     const failed = new Set<string>();
     const created = new Map<string, Created>();
     const answers: { id: string; answer: Answer }[] = [];
+    const budget = new ResponseBudget(deps.readSettings.budget.maxResponseBytes ?? Number.MAX_SAFE_INTEGER);
     const answer = (step: BatchStep, result: Answer) => {
+      budget.spend(result);
       if (result.status >= 400) failed.add(step.id);
       answers.push({ id: step.id, answer: result });
     };
@@ -131,8 +140,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
 
     async function runLone(step: BatchStep, unitId: string, requestHash: string | undefined): Promise<void> {
       if (step.failure) return answer(step, failureAnswer(step.failure));
-      if (step.read)
-        return answer(step, await answering(() => readOperation(pool, readOfStep(step, created), deps.readSettings)));
+      if (step.read) return answer(step, await read(step, created, budget));
       const result = await answering(async () => {
         const command = { ...commandOfStep(batch, step, unitId, created), ...(requestHash ? { requestHash } : {}) };
         const outcome = await deps.runCommand(command, options);
@@ -140,7 +148,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
         if (command.name === 'create') {
           created.set(step.id, { entity: outcome.entity, dbId: outcome.dbId, encodedId: outcome.encodedId });
         }
-        return writeAnswerOf(step, outcome);
+        return writeAnswerOf(step, outcome, budget);
       });
       answer(step, result);
     }
@@ -149,7 +157,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       const refused = unit.steps.findIndex((step) => step.failure);
       if (refused >= 0) return answerFailedGroup(unit, refused, unit.steps[refused]!.failure!);
       const outcome = await deps.runGroup(
-        { commandId: unitId, batch, requestHash: unitHash(batch, unit), steps: unit.steps, created },
+        { commandId: unitId, batch, requestHash: unitHash(batch, unit), steps: unit.steps, created, budget },
         options,
       );
       if (!outcome.result.ok) return answerFailedGroup(unit, outcome.result.failedStep, outcome.result.failure);
@@ -162,12 +170,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       const results = outcome.result.steps;
       for (const [i, step] of unit.steps.entries()) {
         const result = results[i] as GroupStepResult;
-        answer(
-          step,
-          'read' in result
-            ? await answering(() => readOperation(pool, readOfStep(step, created), deps.readSettings))
-            : await writeAnswerOf(step, result),
-        );
+        answer(step, 'read' in result ? await read(step, created, budget) : await writeAnswerOf(step, result, budget));
       }
     }
 

@@ -14,10 +14,10 @@ import { storableText } from '../../domain/text/storable-text';
 import { DEFAULT_PATCH_LIMITS, type PatchLimits } from '../../domain/writes/json-patch';
 import { findCommand, recordCommand, recordResult, type LoggedCommand } from '../../db/commands/command-log';
 import { isRetryableDbError, translateDbError } from '../../db/commands/db-errors';
-import { readEntity } from '../../db/query/entity-reader';
 import { readOperation, type ReadSettings } from '../../db/query/read-operation';
 import type { Logger } from '../../infra/logger';
 import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-steps';
+import { representation, type ResponseBudget } from './response-budget';
 import {
   AlreadyRecorded,
   HANDLERS,
@@ -51,6 +51,8 @@ export interface GroupCommand {
   steps: readonly BatchStep[];
   /** Entities created by earlier units of the batch. */
   created: CreatedByStep;
+  /** What is left of MAX_RESPONSE_BYTES for the batch's reads (the batch spends it on the answers). */
+  budget: ResponseBudget;
 }
 
 export interface GroupOutcome {
@@ -81,6 +83,8 @@ class StepFailed extends Error {
 }
 
 interface Applied {
+  /** This attempt's own copy of the batch's response budget. */
+  budget: ResponseBudget;
   steps: GroupStepResult[];
   answers: Answer[];
   events: DomainEvent[];
@@ -120,7 +124,10 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
     applied: Applied,
   ): Promise<void> {
     if (step.read) {
-      applied.answers.push(await readOperation((read) => read(trx), readOfStep(step, created), deps.readSettings));
+      const settings = { ...deps.readSettings, budget: applied.budget.next() };
+      const answer = await readOperation((read) => read(trx), readOfStep(step, created), settings);
+      applied.budget.spend(answer);
+      applied.answers.push(answer);
       applied.steps.push({ ok: true, read: true });
       return;
     }
@@ -141,8 +148,12 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
       created.set(step.id, { entity: entity.name, dbId: result.dbId, encodedId: result.encodedId });
     }
     const row =
-      step.write!.representation && command.name !== 'delete' ? await readEntity(trx, entity, result.dbId) : null;
-    applied.answers.push(writeAnswer(step.method as WriteMethod, result, row));
+      step.write!.representation && command.name !== 'delete'
+        ? await representation(trx, entity, result.dbId, applied.budget)
+        : null;
+    const answer = writeAnswer(step.method as WriteMethod, result, row);
+    applied.budget.spend(answer);
+    applied.answers.push(answer);
     applied.steps.push(result);
   }
 
@@ -178,14 +189,16 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
     });
     const written = await createAll(trx, creates);
     if (!written) return null;
-    const applied: Applied = { steps: [], answers: [], events: [], created: new Map() };
+    const applied: Applied = { budget: group.budget.copy(), steps: [], answers: [], events: [], created: new Map() };
     for (const [i, step] of group.steps.entries()) {
       const entity = entities[i]!;
       const done = { dbId: written[i]!.id, verb: 'Created' as const, ...written[i]! };
       const result = successOf(entity, done);
       applied.events.push(eventOf(commands[i]!, entity, done));
-      const row = step.write!.representation ? await readEntity(trx, entity, result.dbId) : null;
-      applied.answers.push(writeAnswer('POST', result, row));
+      const row = step.write!.representation ? await representation(trx, entity, result.dbId, applied.budget) : null;
+      const answer = writeAnswer('POST', result, row);
+      applied.budget.spend(answer);
+      applied.answers.push(answer);
       applied.steps.push(result);
     }
     return applied;
@@ -193,7 +206,7 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
 
   async function applySteps(trx: Knex.Transaction, group: GroupCommand): Promise<Applied> {
     const created = new Map(group.created);
-    const applied: Applied = { steps: [], answers: [], events: [], created: new Map() };
+    const applied: Applied = { budget: group.budget.copy(), steps: [], answers: [], events: [], created: new Map() };
     for (const [index, step] of group.steps.entries()) {
       try {
         await applyStep(trx, group, step, created, applied);
