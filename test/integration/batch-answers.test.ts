@@ -506,3 +506,30 @@ test('a URL with a trailing slash: as alone (a lone GET or POST on /Companies/ r
     batched: batched.headers.location?.split('/').pop() ?? 'none',
   });
 });
+
+test('the whole batch response within MAX_RESPONSE_BYTES: reads past what is left answer 400 naming it', async (t) => {
+  // Each read alone is under the limit; ten of them are not (commit a24201a: "the whole response
+  // within MAX_RESPONSE_BYTES, each read gets what earlier answers left").
+  const url = 'Schemes?$top=8&$orderby=SchemeName';
+  const lone = answerOf(await small.get(`/${url}`));
+  t.is(lone.status, 200);
+  const bytes = (a: Answer) => Buffer.byteLength(JSON.stringify(a.body));
+  t.true(bytes(lone) < 4000 && bytes(lone) > 2000, `${bytes(lone)} bytes`);
+  const responses = (
+    await batch(
+      small,
+      Array.from({ length: 10 }, (_, i) => ({ id: `r${i}`, method: 'GET', url })),
+    )
+  ).map(batchAnswerOf);
+  t.deepEqual(responses[0], lone, 'the first read has the whole budget');
+  const answered = responses.filter((r) => r.status === 200);
+  const refused = responses.filter((r) => r.status !== 200);
+  t.true(
+    answered.reduce((sum, r) => sum + bytes(r), 0) <= 4000,
+    `${answered.length} reads answered, ${answered.reduce((sum, r) => sum + bytes(r), 0)} bytes`,
+  );
+  for (const r of refused) {
+    t.is(r.status, 400, JSON.stringify(r));
+    t.regex(String((r.body as { detail?: string }).detail), /MAX_RESPONSE_BYTES/);
+  }
+});
