@@ -29,6 +29,8 @@ const MAX_REQUESTS = 8;
 const MAX_BYTES = 8192;
 
 let stack: Stack;
+/** RATE_LIMIT_PER_MINUTE=10: a batch's GETs count like the reads they are (commit a24201a). */
+let limited: Stack;
 let idp: IdentityProvider;
 let authStack: Stack;
 const tokens = { none: '', User: '', Admin: '' };
@@ -36,6 +38,10 @@ test.before(async () => {
   stack = await startStack({
     workers: [(config) => startCommandWorker(config)],
     env: { BATCH_MAX_REQUESTS: String(MAX_REQUESTS), BATCH_MAX_BYTES: String(MAX_BYTES) },
+  });
+  limited = await startStack({
+    workers: [(config) => startCommandWorker(config)],
+    env: { RATE_LIMIT_PER_MINUTE: '10' },
   });
   idp = await startIdentityProvider();
   authStack = await startStack({ workers: [(config) => startCommandWorker(config)], env: idp.env.discovery });
@@ -45,6 +51,7 @@ test.before(async () => {
 });
 test.after.always(async () => {
   await stack?.close();
+  await limited?.close();
   await authStack?.close();
   await idp?.close();
 });
@@ -435,4 +442,19 @@ test('auth: admin routes are not reachable through a batch for an Admin either',
     t.like(r[id]!.body as object, { type: 'about:blank', title: 'Not Found', status: 404 });
   }
   t.is(r.read!.status, 200);
+});
+
+test('RATE_LIMIT_PER_MINUTE counts the GETs of a batch: past it the batch is a 429 and nothing runs', async (t) => {
+  const gets = (n: number): BatchRequest[] =>
+    Array.from({ length: n }, (_, i) => ({ id: `g${i}`, method: 'GET', url: 'Countries/$count' }));
+  // The batch itself and its 4 GETs: 5 of 10.
+  t.is((await batch(limited, gets(4))).length, 4);
+  // 1 + 8 more: over.
+  const over = await sendBatch(limited, [canary('Canary rate limited'), ...gets(8)]);
+  t.is(over.status, 429, over.text);
+  t.regex(over.headers.get('content-type') ?? '', /^application\/problem\+json/);
+  t.like(over.body as object, { type: 'about:blank', title: 'Too Many Requests', status: 429 });
+  t.regex((over.body as { detail?: string }).detail ?? '', /RATE_LIMIT_PER_MINUTE/);
+  t.truthy(over.headers.get('retry-after'));
+  t.is(await countRows(limited, 'companies', { name: 'Canary rate limited' }), 0);
 });
