@@ -537,3 +537,128 @@ test('a committed group: each entity its events (as written alone), its activity
   t.deepEqual(await found('Addresses', 'zembla'), [address]);
   t.regex(address!, ID);
 });
+
+/** A document with the Ids and timestamps a twin necessarily has differently replaced by placeholders. */
+function shape(doc: unknown, ids: Map<string, string>): unknown {
+  if (typeof doc === 'string') return ids.get(doc) ?? doc;
+  if (Array.isArray(doc)) return doc.map((d) => shape(d, ids));
+  if (doc && typeof doc === 'object') {
+    return Object.fromEntries(
+      Object.entries(doc).map(([k, v]) => [k, k === 'CreatedAt' || k === 'UpdatedAt' ? '<time>' : shape(v, ids)]),
+    );
+  }
+  return doc;
+}
+
+async function assertGroupAsAlone(t: ExecutionContext, prefix: string, withPatches: boolean) {
+  const schemeBody = (n: number) => ({
+    SchemeName: `${prefix} scheme ${n}`,
+    TotalUnits: n,
+    Address: { Id: `$${prefix}-a${n}` },
+    Companies: [
+      { Company: { Id: `$${prefix}-c${n}` }, Role: 'Developer', PercentageShare: 0.5 },
+      { Company: { Id: `$${prefix}-c${(n + 1) % 5}` }, Role: 'Lender' },
+    ],
+    Notes: [{ Text: `note ${n} first` }, { Text: `note ${n} second` }, { Text: `note ${n} third` }],
+    Tags: [{ Name: `tag-${n}` }],
+  });
+  const requests: BatchRequest[] = [];
+  for (let n = 0; n < 5; n++) {
+    requests.push({
+      id: `${prefix}-c${n}`,
+      atomicityGroup: 'g',
+      method: 'POST',
+      url: 'Companies',
+      body: { Name: `Bulk ${prefix} co ${n}` },
+    });
+  }
+  for (let n = 0; n < 5; n++) {
+    requests.push({
+      id: `${prefix}-a${n}`,
+      atomicityGroup: 'g',
+      method: 'POST',
+      url: 'Addresses',
+      body: { AddressLine: `${n} Bulk ${prefix} Road` },
+    });
+    requests.push({
+      id: `${prefix}-s${n}`,
+      atomicityGroup: 'g',
+      method: 'POST',
+      url: 'Schemes',
+      body: schemeBody(n),
+    });
+    if (withPatches)
+      requests.push({
+        id: `${prefix}-p${n}`,
+        atomicityGroup: 'g',
+        method: 'PATCH',
+        url: `$${prefix}-s${n}`,
+        headers: JSON_PATCH,
+        body: [
+          { op: 'remove', path: '/Notes/1' },
+          { op: 'add', path: '/Notes/0', value: { Text: `note ${n} zeroth` } },
+          { op: 'replace', path: '/TotalUnits', value: n + 100 },
+        ],
+      });
+  }
+  const r = byId(await batch(stack, requests));
+  for (const request of requests) t.true(r[request.id]!.status < 300, JSON.stringify(r[request.id]));
+
+  // The same writes alone, one by one, with the same ids turned into real ones.
+  const ids = new Map<string, string>();
+  const alone = new Map<string, string>();
+  for (const request of requests) {
+    const resolve = (body: unknown) =>
+      JSON.parse(JSON.stringify(body), (_, v: unknown) =>
+        typeof v === 'string' && v.startsWith(`$${prefix}-`) ? alone.get(v.slice(1)) : v,
+      ) as unknown;
+    if (request.method === 'POST') {
+      const id = await create(stack, request.url, resolve(request.body));
+      alone.set(request.id, id);
+      ids.set(id, `<${request.id}>`);
+      ids.set(createdId(r[request.id]!), `<${request.id}>`);
+    } else {
+      const res = await patch(stack, `/Schemes/${alone.get(request.url.slice(1))!}`, request.body);
+      t.is(res.status, 204);
+    }
+  }
+  for (let n = 0; n < 5; n++) {
+    const batched = await read(stack, `/Schemes/${createdId(r[`${prefix}-s${n}`]!)}?$expand=Companies`);
+    const single = await read(stack, `/Schemes/${alone.get(`${prefix}-s${n}`)!}?$expand=Companies`);
+    // Owned items have Ids of their own: compare without them.
+    const noItemIds = (doc: Record<string, unknown>) =>
+      JSON.parse(JSON.stringify(doc), (k, v: unknown) =>
+        k === 'Id' && typeof v === 'string' && !ids.has(v) ? '<item>' : v,
+      ) as unknown;
+    t.deepEqual(shape(noItemIds(batched), ids), shape(noItemIds(single), ids), `scheme ${n}`);
+    t.deepEqual(
+      ((batched.Notes as Doc[]) ?? []).map((note) => note.Text),
+      withPatches
+        ? [`note ${n} zeroth`, `note ${n} first`, `note ${n} third`]
+        : [`note ${n} first`, `note ${n} second`, `note ${n} third`],
+    );
+    t.deepEqual(
+      await eventsOf(createdId(r[`${prefix}-s${n}`]!)),
+      await eventsOf(alone.get(`${prefix}-s${n}`)!),
+      `events of scheme ${n}`,
+    );
+  }
+  // Rows in request order, as one by one.
+  const keys = (await stack
+    .knex('companies')
+    .whereLike('name', `Bulk ${prefix} co %`)
+    .orderBy('id')
+    .pluck('name')) as string[];
+  t.deepEqual(
+    keys.slice(0, 5),
+    [0, 1, 2, 3, 4].map((n) => `Bulk ${prefix} co ${n}`),
+  );
+}
+
+test('a group of many POSTs with owned collections and references between them: as written alone', async (t) => {
+  await assertGroupAsAlone(t, 'bulk', false);
+});
+
+test('a group of POSTs with PATCHes of them in between: as written alone', async (t) => {
+  await assertGroupAsAlone(t, 'mixed', true);
+});
