@@ -18,7 +18,9 @@ import { JSON_PATCH, REPRESENTATION, create, read, referenceId, waitFor } from '
  * `POST /$batch` (DESIGN §12): the example of the design, and every request in a batch answering
  * exactly what the same request sent alone answers — status, Location, ETag, Preference-Applied,
  * Allow, X-Total-Count, Content-Type, body — for writes, reads, 304s, `$count`, 404, 405, 415 and
- * 400 problems. Writes are compared against a twin entity written alone, Ids aside.
+ * 400 problems. Writes are compared against a twin entity written alone, Ids aside. And the read
+ * budgets of DESIGN §13 (MAX_RESPONSE_BYTES, STATEMENT_TIMEOUT_MS) and the lone 1 MiB body limit
+ * hold for a request in a batch as they do alone.
  */
 
 type Doc = Record<string, unknown>;

@@ -22,7 +22,8 @@ import type { DomainEvent } from '../../domain/events/domain-event';
  * listing every problem and nothing of it runs (each case carries a valid POST first, which must
  * not be written); a wrong Content-Type is 415; more than BATCH_MAX_REQUESTS requests or more
  * than BATCH_MAX_BYTES is 413 naming the limit. And the caller: 401 without a token, policies per
- * request (403 without a role), admin and other routes unreachable through a batch (404).
+ * request (403 without a role), admin and other routes unreachable through a batch (404); the
+ * batch's GETs count toward RATE_LIMIT_PER_MINUTE.
  */
 
 const MAX_REQUESTS = 8;
@@ -457,4 +458,18 @@ test('RATE_LIMIT_PER_MINUTE counts the GETs of a batch: past it the batch is a 4
   t.regex((over.body as { detail?: string }).detail ?? '', /RATE_LIMIT_PER_MINUTE/);
   t.truthy(over.headers.get('retry-after'));
   t.is(await countRows(limited, 'companies', { name: 'Canary rate limited' }), 0);
+});
+
+test("a /$batch inside a batch is that request's own 404, as docs/api.md says", async (t) => {
+  const requests: BatchRequest[] = [
+    { id: 'nested', method: 'POST', url: '/$batch', body: { requests: [] } },
+    { id: 'encoded', method: 'POST', url: '%24batch', body: { requests: [] } },
+    { id: 'read', method: 'GET', url: 'Countries/$count' },
+  ];
+  const r = byId(await batch(stack, requests));
+  for (const id of ['nested', 'encoded']) {
+    t.is(r[id]!.status, 404, JSON.stringify(r[id]));
+    t.like(r[id]!.body as object, { type: 'about:blank', title: 'Not Found', status: 404 });
+  }
+  t.is(r.read!.status, 200);
 });
