@@ -21,6 +21,7 @@ import {
 import { onPool, readOperation, type ReadSettings } from '../../db/query/read-operation';
 import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-steps';
 import { ResponseBudget, representation } from './response-budget';
+import type { BatchJournal } from './batch-journal';
 import { replayOf, type CommandRunner, type RunOptions } from './command-runner';
 import type { GroupRunner, GroupStepResult } from './group-runner';
 
@@ -36,6 +37,7 @@ export interface BatchRunnerDeps {
   knex: Knex;
   /** Pool of the batch's GETs outside groups (they carry STATEMENT_TIMEOUT_MS). */
   readKnex: Knex;
+  journal: BatchJournal;
   runCommand: CommandRunner;
   runGroup: GroupRunner;
   readSettings: ReadSettings;
@@ -123,6 +125,8 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       const earlier = await findCommand<RecordedBatch>(deps.knex, batch.commandId);
       if (earlier) return finished(replayOf(earlier, batch));
     }
+    // A batch run again answers its finished units as they answered then (batch-journal.ts).
+    const journaled = options.redelivered ? await deps.journal.load(batch.commandId) : new Map<number, Answer[]>();
     const failed = new Set<string>();
     const created = new Map<string, Created>();
     const answers: { id: string; answer: Answer }[] = [];
@@ -150,17 +154,31 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
         }
         continue;
       }
-      if (unit.grouped) await runGroupUnit(unit, unitId);
-      else await runLone(unit.steps[0]!, unitId, unitHash(batch, unit));
+      const first = answers.length;
+      if (unit.grouped) await runGroupUnit(unit, unitId, journaled.get(unit.index));
+      else await runLone(unit.steps[0]!, unitId, unitHash(batch, unit), journaled.get(unit.index)?.[0]);
+      if (!journaled.has(unit.index) && unit.index < units.length - 1) {
+        await deps.journal.append(
+          batch.commandId,
+          unit.index,
+          answers.slice(first).map((entry) => entry.answer),
+        );
+      }
     }
     options.onProgress?.({ units: units.length, done: units.length });
     const recorded: RecordedBatch = { ok: true, batch: true, responses: batchResponseText(answers) };
     const earlier = await recordResult(deps.knex, logged, recorded);
+    await deps.journal.clear(batch.commandId);
     return finished(earlier ? replayOf(earlier, batch) : recorded);
 
-    async function runLone(step: BatchStep, unitId: string, requestHash: string | undefined): Promise<void> {
+    async function runLone(
+      step: BatchStep,
+      unitId: string,
+      requestHash: string | undefined,
+      before: Answer | undefined,
+    ): Promise<void> {
       if (step.failure) return answer(step, failureAnswer(step.failure));
-      if (step.read) return answer(step, await read(step, created, budget));
+      if (step.read) return answer(step, before ?? (await read(step, created, budget)));
       const result = await answering(async () => {
         const command = { ...commandOfStep(batch, step, unitId, created), ...(requestHash ? { requestHash } : {}) };
         const outcome = await deps.runCommand(command, options);
@@ -168,12 +186,12 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
         if (command.name === 'create') {
           created.set(step.id, { entity: outcome.entity, dbId: outcome.dbId, encodedId: outcome.encodedId });
         }
-        return writeAnswerOf(step, outcome, budget);
+        return before ?? writeAnswerOf(step, outcome, budget);
       });
       answer(step, result);
     }
 
-    async function runGroupUnit(unit: Unit, unitId: string): Promise<void> {
+    async function runGroupUnit(unit: Unit, unitId: string, before: Answer[] | undefined): Promise<void> {
       const refused = unit.steps.findIndex((step) => step.failure);
       if (refused >= 0) return answerFailedGroup(unit, refused, unit.steps[refused]!.failure!);
       const outcome = await deps.runGroup(
@@ -186,7 +204,11 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
         unit.steps.forEach((step, i) => answer(step, outcome.answers![i]!));
         return;
       }
-      // Replayed from the log: answers rebuilt from the recorded results, reads made again.
+      if (before?.length === unit.steps.length) {
+        unit.steps.forEach((step, i) => answer(step, before[i]!));
+        return;
+      }
+      // Replayed from the log with no journal: answers rebuilt from the recorded results, reads made again.
       const results = outcome.result.steps;
       for (const [i, step] of unit.steps.entries()) {
         const result = results[i] as GroupStepResult;

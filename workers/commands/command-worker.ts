@@ -8,6 +8,7 @@ import type { BatchCommand, BatchResult } from '../../domain/batch/batch-command
 import { readSettingsOf } from '../../db/query/read-operation';
 import { createGroupRunner } from './group-runner';
 import { createBatchRunner } from './batch-runner';
+import { redisBatchJournal } from './batch-journal';
 import type { AppConfig } from '../../infra/config/load-config';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { createKnex } from '../../db/knex';
@@ -75,7 +76,8 @@ export async function startCommandWorker(
   // The GETs of batches run on connections of their own: a read sets STATEMENT_TIMEOUT_MS on its
   // connection, which the commands' connections must not carry.
   const readKnex = createKnex(config.databaseUrl, BATCH_READ_CONNECTIONS, logger);
-  const runBatch = createBatchRunner({ knex, readKnex, runCommand: run, runGroup, readSettings });
+  const journal = redisBatchJournal(redis, config.queuePrefix, logger);
+  const runBatch = createBatchRunner({ knex, readKnex, journal, runCommand: run, runGroup, readSettings });
 
   /**
    * Verifies a job's signature, runs it and settles its pending count: a command or a whole batch.
