@@ -14,7 +14,11 @@ import type { Answer } from '../../domain/responses/answer';
 const QUANTUM = 64 * 1024;
 
 export class ResponseBudget {
-  constructor(private left: number) {}
+  /** `limit`: MAX_RESPONSE_BYTES, the whole batch's. */
+  constructor(
+    private readonly limit: number,
+    private left = limit,
+  ) {}
 
   /**
    * The budget of the next read: what is left, rounded down to a whole quantum when there is at
@@ -22,12 +26,15 @@ export class ResponseBudget {
    */
   next(): ReadBudget {
     const left = Math.max(0, this.left);
-    return { maxResponseBytes: left >= QUANTUM ? Math.floor(left / QUANTUM) * QUANTUM : left };
+    return {
+      maxResponseBytes: left >= QUANTUM ? Math.floor(left / QUANTUM) * QUANTUM : left,
+      wholeLimit: this.limit,
+    };
   }
 
   /** A budget to spend tentatively (a transaction that may be rolled back and run again). */
   copy(): ResponseBudget {
-    return new ResponseBudget(this.left);
+    return new ResponseBudget(this.limit, this.left);
   }
 
   spend(answer: Answer): void {
