@@ -1,3 +1,4 @@
+import { DESIGN_BATCH_EXAMPLE } from '../fixtures/design-batch-example';
 import test, { type ExecutionContext } from 'ava';
 import { encodeId } from '../../domain/ids/id-codec';
 import { startCommandWorker } from '../../workers/commands/command-worker';
@@ -97,28 +98,7 @@ function sameAnswer(t: ExecutionContext, batched: Answer, lone: Answer, ids: { b
 }
 
 test('the DESIGN §12 example: a group with a $a1 relation, a dependent PATCH on $s1, a GET that sees it', async (t) => {
-  const responses = byId(
-    await batch(stack, [
-      { id: 'a1', atomicityGroup: 'g1', method: 'POST', url: 'Addresses', body: { AddressLine: '1 Mill Lane' } },
-      {
-        id: 's1',
-        atomicityGroup: 'g1',
-        method: 'POST',
-        url: 'Schemes',
-        headers: { Prefer: 'return=representation' },
-        body: { SchemeName: 'Mill', Address: { Id: '$a1' } },
-      },
-      {
-        id: 'p1',
-        dependsOn: ['g1'],
-        method: 'PATCH',
-        url: '$s1',
-        headers: { 'Content-Type': 'application/json-patch+json' },
-        body: [{ op: 'add', path: '/Tags/-', value: { Name: 'mill' } }],
-      },
-      { id: 'r1', dependsOn: ['p1'], method: 'GET', url: "Schemes?$filter=SchemeName eq 'Mill'" },
-    ]),
-  );
+  const responses = byId(await batch(stack, DESIGN_BATCH_EXAMPLE));
   const a1 = responses.a1!;
   t.is(a1.status, 201, JSON.stringify(a1));
   t.regex(headerOf(a1, 'location') ?? '', /^\/Addresses\/[A-Za-z0-9_-]{6}$/);

@@ -61,6 +61,18 @@ interface WorkerProcess {
   exited: Promise<unknown>;
 }
 
+/** A command worker process holding every command `pauseMs` before its commit, once it is ready. */
+async function startPausedWorker(
+  t: ExecutionContext,
+  on: Stack,
+  pauseMs: number,
+  stalledRecovery = false,
+): Promise<WorkerProcess> {
+  const worker = spawnWorker(t, on, pauseMs, stalledRecovery);
+  await waitForOutput(worker, () => worker.output().includes('commands worker ready'), 'worker start');
+  return worker;
+}
+
 function spawnWorker(t: ExecutionContext, on: Stack, pauseMs: number, stalledRecovery = false): WorkerProcess {
   const child = spawn(process.execPath, [WORKER_MAIN], {
     env: workerProcessEnv(on, {
@@ -333,8 +345,7 @@ test.serial('concurrent groups writing the same rows in opposite orders all appl
 test.serial(
   'a batch outliving BATCH_TIMEOUT_MS: 202 + /Commands/<id>, then Succeeded with the responses',
   async (t) => {
-    const worker = spawnWorker(t, slow, 3000);
-    await waitForOutput(worker, () => worker.output().includes('commands worker ready'), 'worker start');
+    const worker = await startPausedWorker(t, slow, 3000);
     const requests: BatchRequest[] = [
       { id: 'c1', atomicityGroup: 'g', method: 'POST', url: 'Companies', body: { Name: 'Late Co' } },
       {
@@ -404,8 +415,7 @@ async function assertOneEventAndActivityEach(t: ExecutionContext, ids: readonly 
 }
 
 test.serial('a worker killed before the commit of a group: the recovered job applies the group once', async (t) => {
-  const worker = spawnWorker(t, stack, 60_000, true);
-  await waitForOutput(worker, () => worker.output().includes('commands worker ready'), 'worker start');
+  const worker = await startPausedWorker(t, stack, 60_000, true);
   const requests: BatchRequest[] = [
     { id: 'a1', atomicityGroup: 'g', method: 'POST', url: 'Addresses', body: { AddressLine: 'Killed line' } },
     {
@@ -445,8 +455,7 @@ test.serial(
   'a worker killed in its second group: the first is replayed from the log, the second applied once',
   async (t) => {
     // Each group is held 3 s before its commit: the first commits, the kill lands in the second's hold.
-    const worker = spawnWorker(t, stack, 3000, true);
-    await waitForOutput(worker, () => worker.output().includes('commands worker ready'), 'worker start');
+    const worker = await startPausedWorker(t, stack, 3000, true);
     const requests: BatchRequest[] = [
       { id: 'c1', atomicityGroup: 'first', method: 'POST', url: 'Companies', body: { Name: 'Replayed Co' } },
       { id: 'c2', atomicityGroup: 'first', method: 'POST', url: 'Companies', body: { Name: 'Replayed Co 2' } },
@@ -495,8 +504,7 @@ test.serial(
 
 test.serial('a recovered batch answers its GETs as they read before the later writes, not after', async (t) => {
   // Held 3 s before each commit; the kill lands in the third: the group, then the PATCH, committed.
-  const worker = spawnWorker(t, stack, 3000, true);
-  await waitForOutput(worker, () => worker.output().includes('commands worker ready'), 'worker start');
+  const worker = await startPausedWorker(t, stack, 3000, true);
   const requests: BatchRequest[] = [
     { id: 'c1', atomicityGroup: 'first', method: 'POST', url: 'Companies', body: { Name: 'Read before rename' } },
     { id: 'in-group', atomicityGroup: 'first', method: 'GET', url: '$c1' },

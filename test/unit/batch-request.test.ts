@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { parseBatch, type BatchRequest } from '../../domain/batch/batch-request';
 import { referencesIn, withReferencesResolved } from '../../domain/batch/batch-references';
 import { DomainError } from '../../domain/errors/domain-error';
+import { DESIGN_BATCH_EXAMPLE } from '../fixtures/design-batch-example';
 
 /** DESIGN §12: what makes a body a valid batch, checked before anything runs. */
 
@@ -29,26 +30,9 @@ const post = (id: string, extra: object = {}) => ({
 test('the example of DESIGN §12 is a valid batch: groups expanded in dependsOn, references found', (t) => {
   const requests = parseBatch(
     {
-      requests: [
-        { id: 'a1', atomicityGroup: 'g1', method: 'POST', url: 'Addresses', body: { AddressLine: '1 Mill Lane' } },
-        {
-          id: 's1',
-          atomicityGroup: 'g1',
-          method: 'post',
-          url: '/Schemes',
-          headers: { Prefer: 'return=representation' },
-          body: { SchemeName: 'Mill', Address: { Id: '$a1' } },
-        },
-        {
-          id: 'p1',
-          dependsOn: ['g1'],
-          method: 'PATCH',
-          url: '$s1',
-          headers: { 'Content-Type': 'application/json-patch+json' },
-          body: [{ op: 'add', path: '/Tags/-', value: { Name: 'mill' } }],
-        },
-        { id: 'r1', dependsOn: ['p1'], method: 'GET', url: "Schemes?$filter=SchemeName eq 'Mill'" },
-      ],
+      requests: DESIGN_BATCH_EXAMPLE.map((request) =>
+        request.id === 's1' ? { ...request, method: 'post', url: '/Schemes' } : request,
+      ),
     },
     LIMITS,
   );
