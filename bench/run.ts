@@ -1,13 +1,15 @@
 import autocannon, { type Result } from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import pg from 'pg';
 import { QUEUE } from '../domain/queues/queue-contracts';
 import { PROJECT_ROOT, nodeArgsOf } from '../scripts/process-commands';
+import { batchImport, printBatchImport, type BatchImportReport } from './batch-import';
+import { rssSampler } from './process-rss';
 import { READ_SCENARIOS } from './scenarios';
 import { WriteMeasures } from './write-floors';
 
@@ -64,6 +66,8 @@ interface Row {
 }
 
 const children: ChildProcess[] = [];
+/** Set once the run is over and the bench stops its processes itself. */
+let stopping = false;
 /** Waits (up to 5 minutes) until the event workers have no waiting or running jobs. */
 async function eventBacklogDrained(): Promise<void> {
   const queues = [QUEUE.views, QUEUE.notifications].map(
@@ -104,6 +108,11 @@ function start(args: string[], env: Record<string, string>): ChildProcess {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
+  // A process that dies mid-run explains the failures that follow it: say so at once.
+  child.on('exit', (code, signal) => {
+    if (!stopping)
+      console.error(`[bench] ${path.relative(PROJECT_ROOT, args.at(-1)!)} exited (code ${code}, signal ${signal})`);
+  });
   return child;
 }
 
@@ -134,31 +143,6 @@ async function waitFor(url: string, timeoutMs = 30_000): Promise<void> {
     if (Date.now() > deadline) throw new Error(`${url} did not come up`);
     await new Promise((r) => setTimeout(r, 200));
   }
-}
-
-/** Peak resident memory of a process, sampled from /proc: over the whole run and per window. */
-function rssSampler(pid: number): { peakMiB: () => number; window: () => () => number; stop: () => void } {
-  let peak = 0;
-  let windowPeak = 0;
-  const timer = setInterval(() => {
-    try {
-      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-      const mib = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-      peak = Math.max(peak, mib);
-      windowPeak = Math.max(windowPeak, mib);
-    } catch {
-      // process gone
-    }
-  }, 100);
-  return {
-    peakMiB: () => peak,
-    /** Starts a window; the function returned gives the peak since. */
-    window: () => {
-      windowPeak = 0;
-      return () => Math.round(windowPeak);
-    },
-    stop: () => clearInterval(timer),
-  };
 }
 
 function autocannonRun(opts: autocannon.Options): Promise<Result> {
@@ -471,6 +455,22 @@ async function main(): Promise<void> {
       bound: Math.round(writesPerSecond * (RETENTION_WINDOW_S + RETENTION_INTERVAL_MS / 1000)),
     };
   }
+  // $batch imports (DESIGN §12): last, since they add their Companies and Schemes to the data set.
+  let batch: BatchImportReport | undefined;
+  if (selected('batch')) {
+    batch = await batchImport({
+      db,
+      service,
+      measures,
+      processes: {
+        API: api.pid!,
+        'command worker': commands.pid!,
+        'view worker': views.pid!,
+        'notification worker': notifications.pid!,
+      },
+      eventsDrained: eventBacklogDrained,
+    });
+  }
   const peakRss = rss.peakMiB();
   rss.stop();
 
@@ -511,6 +511,7 @@ async function main(): Promise<void> {
     );
   }
   const writesReport = measures.cpu.length ? measures.report(rows) : undefined;
+  if (batch) printBatchImport(batch);
   console.log(`API peak RSS over the whole run: ${peakRss.toFixed(0)} MiB`);
 
   mkdirSync(path.join(PROJECT_ROOT, 'bench/results'), { recursive: true });
@@ -527,6 +528,7 @@ async function main(): Promise<void> {
         exports,
         retention,
         writes: writesReport,
+        batch,
         apiProcesses: process.env.API_PROCESSES ?? '1',
         commandWorkerProcesses: process.env.COMMAND_WORKER_PROCESSES ?? '1',
         apiPeakRssMiB: peakRss,
@@ -545,5 +547,8 @@ main()
     process.exitCode = 1;
   })
   .finally(() => {
+    stopping = true;
     for (const child of children) child.kill('SIGTERM');
+    // A failed run leaves timers and pools open: do not wait for them.
+    if (process.exitCode) setTimeout(() => process.exit(), 1000).unref();
   });

@@ -24,12 +24,15 @@ interface RunRow {
   errors: number;
 }
 
-export interface CpuRecord extends CpuPerRequest {
+export interface CpuWindowRecord extends CpuPerRequest {
+  /** Postgres's share by the process its backends serve (ms per request); the rest is "other". */
+  postgresFor: Record<string, number>;
+}
+
+export interface CpuRecord extends CpuWindowRecord {
   run: string;
   concurrency: number;
   target: string;
-  /** Postgres's share by the process its backends serve (ms per request); the rest is "other". */
-  postgresFor: Record<string, number>;
 }
 
 export interface LatencyRecord extends EventLatency {
@@ -135,13 +138,11 @@ export class WriteMeasures {
       this.idleMeasured = true;
     }
     let mark = 0;
-    let counting: ((requests: number) => CpuPerRequest) | undefined;
-    let postgresSplit: (() => Promise<() => Map<string, number>>) | undefined;
+    let counting: ((requests: number) => Promise<CpuWindowRecord>) | undefined;
     const result = await drive(async () => {
       await this.options.eventsDrained();
       if (label.posts) mark = await schemeMark(this.options.db);
-      postgresSplit = await postgresByClient(this.options.db, this.clients);
-      counting = cpuWindow(this.tracked);
+      counting = await this.cpuWindow();
     });
     if (label.posts) {
       const latency = await eventLatency(this.options.db, mark, await schemeMark(this.options.db));
@@ -153,12 +154,26 @@ export class WriteMeasures {
       });
     }
     await this.options.eventsDrained();
-    const readSplit = await postgresSplit!();
-    const cpu = counting!(result.requests.total);
-    const postgresFor: Record<string, number> = {};
-    for (const [client, ms] of readSplit()) postgresFor[client] = Number((ms / Math.max(1, cpu.requests)).toFixed(2));
-    this.cpu.push({ run: label.run, concurrency: label.concurrency, target: label.target, ...cpu, postgresFor });
+    const cpu = await counting!(result.requests.total);
+    this.cpu.push({ run: label.run, concurrency: label.concurrency, target: label.target, ...cpu });
     return result;
+  }
+
+  /**
+   * Starts counting the CPU of every tracked process, and Postgres's split by the process its
+   * backends serve. The function returned ends the window and divides by `units` (requests,
+   * entities): the caller ends it once the work it counts is done, events included.
+   */
+  async cpuWindow(): Promise<(units: number) => Promise<CpuWindowRecord>> {
+    const postgresSplit = await postgresByClient(this.options.db, this.clients);
+    const counting = cpuWindow(this.tracked);
+    return async (units) => {
+      const readSplit = await postgresSplit();
+      const cpu = counting(units);
+      const postgresFor: Record<string, number> = {};
+      for (const [client, ms] of readSplit()) postgresFor[client] = Number((ms / Math.max(1, units)).toFixed(2));
+      return { ...cpu, postgresFor };
+    };
   }
 
   /** Prints the writes against both floors, the event latency and the CPU table; returns them for the results file. */
