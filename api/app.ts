@@ -52,17 +52,22 @@ export function createApp(deps: AppDeps): Express {
   app.use(authenticate(deps.config.auth, grants));
   const storeError = (err: unknown) =>
     deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'redis unavailable for a limit');
-  app.use(
-    rateLimit({
-      redis: deps.redis,
-      perMinute: limits.rateLimitPerMinute,
-      prefix: deps.config.queuePrefix,
-      onStoreError: storeError,
-    }),
-  );
+  const rateLimiter = rateLimit({
+    redis: deps.redis,
+    perMinute: limits.rateLimitPerMinute,
+    prefix: deps.config.queuePrefix,
+    onStoreError: storeError,
+  });
+  app.use(rateLimiter.middleware);
   // A batch has a body limit of its own (BATCH_MAX_BYTES) and policies per request (DESIGN §12).
   app.use(
-    batchRoutes({ commandBus: deps.commandBus, patchLimits: patchLimitsOf(deps.config), limits: deps.config.batch }),
+    batchRoutes({
+      knex: deps.knex,
+      commandBus: deps.commandBus,
+      chargeReads: rateLimiter.charge,
+      patchLimits: patchLimitsOf(deps.config),
+      limits: deps.config.batch,
+    }),
   );
   // Bodies are parsed only for authenticated callers.
   app.use(

@@ -12,6 +12,7 @@ import {
   forbidden,
   methodNotAllowed,
   notFound,
+  tooLarge,
   unsupportedMediaType,
 } from '../../domain/errors/domain-error';
 import { prefersRepresentation } from '../../domain/responses/answer';
@@ -35,6 +36,12 @@ export interface StepContext {
 
 const METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'];
 
+/** Routes of the service that are not entity routes: never reached through a batch, whatever the role. */
+const SERVICE_ROUTES = new Set(['Jobs', 'Roles', 'Export', 'Commands', 'admin', 'health', '$batch', '%24batch']);
+
+/** The body limit of a lone request (the API's JSON parser), held per request of a batch too. */
+const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
+
 interface Target {
   route: string;
   entity?: EntityDefinition;
@@ -56,10 +63,11 @@ function decodeSegment(segment: string): string {
 function targetOf(request: BatchRequest, earlier: ReadonlyMap<string, BatchRequest>): Target {
   const url = request.url.replace(/^\//, '');
   const mark = url.indexOf('?');
-  const path = mark < 0 ? url : url.slice(0, mark);
+  // A trailing slash is the same route, as Express's non-strict routing has it for a lone request.
+  const path = (mark < 0 ? url : url.slice(0, mark)).replace(/\/$/, '');
   const query = mark < 0 ? {} : (parseQuery(url.slice(mark + 1)) as Record<string, unknown>);
-  const noResource = () =>
-    notFound(`No resource at ${request.method} /${path}: a batch reaches the entity routes and /Activities only.`);
+  // What the same request alone meets when no route matches (api/http/error-handler.ts).
+  const noResource = () => notFound(`No resource at ${request.method} /${path}.`);
   if (request.urlReference !== undefined) {
     const creator = earlier.get(request.urlReference)!;
     const creatorPath = creator.url.replace(/^\//, '').split('?')[0]!;
@@ -68,12 +76,16 @@ function targetOf(request: BatchRequest, earlier: ReadonlyMap<string, BatchReque
     return { route: entity.route, entity, keyReference: request.urlReference, query };
   }
   const segments = path.split('/').map(decodeSegment);
-  if (segments.length > 2 || !segments[0]) throw noResource();
   const [route, key] = segments as [string, string | undefined];
   // The entity routes and /Activities only: no admin route, no /Export, no /Commands in a batch.
+  if (SERVICE_ROUTES.has(route)) {
+    throw notFound(
+      `No resource at ${request.method} /${path}: a batch reaches the entity routes and /Activities only.`,
+    );
+  }
+  if (segments.length > 2 || !route) throw noResource();
   const entity = readableByRoute(route);
-  if (!entity) throw noResource();
-  return { route, entity, ...(key === undefined ? {} : { key }), query };
+  return { route, ...(entity ? { entity } : {}), ...(key === undefined ? {} : { key }), query };
 }
 
 function mediaTypeOf(request: BatchRequest): string {
@@ -87,12 +99,14 @@ function requireMediaType(request: BatchRequest, expected: string, verbs: string
 function writeStep(request: BatchRequest, target: Target, ctx: StepContext): BatchStep['write'] {
   const method = request.method;
   const entity = writableEntityOf(target.route);
-  if (!entity) throw notFound(`No resource at ${method} /${target.route}.`);
   const keyed = target.key !== undefined || target.keyReference !== undefined;
   // What the same request alone meets: no such route.
-  if ((method === 'POST') === keyed)
-    throw notFound(`No resource at ${method} /${request.url.replace(/^\//, '').split('?')[0]}.`);
-  if (target.key === '$count') throw methodNotAllowed(`/${target.route}/$count is read-only.`, ['GET']);
+  if (!entity || (method === 'POST') === keyed) {
+    throw notFound(`No resource at ${method} /${request.url.replace(/^\//, '').split('?')[0]!.replace(/\/$/, '')}.`);
+  }
+  if (request.body !== undefined && Buffer.byteLength(JSON.stringify(request.body)) > MAX_REQUEST_BODY_BYTES) {
+    throw tooLarge('The request body exceeds the 1 MiB limit.');
+  }
   const key = target.key === undefined ? undefined : keyOf(entity, target.key);
   const name: CommandName = { POST: 'create', PUT: 'replace', PATCH: 'patch', DELETE: 'delete' }[
     method as 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -105,6 +119,7 @@ function writeStep(request: BatchRequest, target: Target, ctx: StepContext): Bat
     ...(target.keyReference === undefined ? {} : { keyReference: target.keyReference }),
     ...(ifMatch === undefined ? {} : { ifMatch }),
     representation: prefersRepresentation(request.headers.prefer),
+    ...(request.bodyReferences ? { references: true as const } : {}),
   };
   switch (name) {
     case 'create':

@@ -1,5 +1,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { Knex } from 'knex';
 import type { BatchCommand, BatchResult } from '../../domain/batch/batch-command';
+import { findBatchResponse } from '../../db/commands/command-log';
 import { parseBatch, type BatchRequest } from '../../domain/batch/batch-request';
 import type { CommandResult } from '../../domain/commands/command';
 import {
@@ -25,7 +27,10 @@ import { stepOf } from './batch-steps';
  */
 
 export interface BatchRouteDeps {
+  knex: Knex;
   commandBus: CommandBus;
+  /** RATE_LIMIT_PER_MINUTE: the batch's GETs count like the reads they are (its writes are commands). */
+  chargeReads(subject: string, reads: number): Promise<void>;
   patchLimits: PatchLimits;
   limits: { maxRequests: number; maxBytes: number; timeoutMs: number };
 }
@@ -69,6 +74,7 @@ export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
       res.type('application/json').send('{"responses":[]}');
       return;
     }
+    await deps.chargeReads(caller.subject, requests.filter((request) => request.method === 'GET').length);
     const earlier = new Map<string, BatchRequest>();
     const steps = requests.map((request) => {
       const step = stepOf(request, { caller, patchLimits: deps.patchLimits, earlier });
@@ -91,8 +97,11 @@ export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
       deps.limits.timeoutMs,
     );
     if (result === undefined) return;
-    if ('batch' in result) res.type('application/json').send(result.responses);
-    else if (!result.ok) throw DomainError.from(result.failure);
+    if ('batch' in result) {
+      const responses = await findBatchResponse(deps.knex, batch.commandId);
+      if (responses === null) throw new Error(`batch ${batch.commandId} finished without a recorded response`);
+      res.type('application/json').send(responses);
+    } else if (!result.ok) throw DomainError.from(result.failure);
     else throw new Error('a batch answered with the result of a single command');
   }
 

@@ -35,6 +35,8 @@ export type Dispatched<R = CommandResult> =
 
 export interface JobStatus {
   subject: string;
+  /** The job is a `$batch`. */
+  batch: boolean;
   /** A command's result, or a batch's (its response, or the failure of a reused Idempotency-Key). */
   dispatched: Dispatched<CommandResult | BatchResult>;
 }
@@ -123,11 +125,12 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
     const job = (await Job.fromId(queue, commandId)) as Job<Queued, CommandResult | BatchResult> | undefined;
     if (!job) return null;
     const subject = job.data.subject;
+    const batch = job.data.name === 'batch';
     if (state === 'completed' && job.returnvalue) {
-      return { subject, dispatched: { state: 'finished', result: job.returnvalue } };
+      return { subject, batch, dispatched: { state: 'finished', result: job.returnvalue } };
     }
-    if (state === 'failed') return { subject, dispatched: { state: 'failed', reason: job.failedReason } };
-    return { subject, dispatched: { state: 'pending' } };
+    if (state === 'failed') return { subject, batch, dispatched: { state: 'failed', reason: job.failedReason } };
+    return { subject, batch, dispatched: { state: 'pending' } };
   }
 
   /** Registers for the outcome of `id`; settles once, from an event, a poll or the deadline. */

@@ -2,7 +2,7 @@ import { entityLocation } from '../../domain/responses/answer';
 import { problemFor, type ProblemBody } from '../../domain/errors/problem';
 import type { Dispatched } from './command-bus';
 import type { CommandResult } from '../../domain/commands/command';
-import { isBatchResult, type BatchResult } from '../../domain/batch/batch-command';
+import { isBatchResult, type BatchResult, type RecordedBatch } from '../../domain/batch/batch-command';
 
 /** The body of `GET /Commands/<id>` (DESIGN §10). */
 export interface CommandStateBody {
@@ -18,6 +18,13 @@ export interface CommandStateBody {
 export const COMMAND_NOT_APPLIED =
   'The command could not be applied because a data store or worker failed while it ran; nothing was changed. Send the request again.';
 
+/**
+ * What a batch whose job failed answers (503): the units before the failure may have committed, and
+ * only the same batch under the same Idempotency-Key finishes it without applying them twice.
+ */
+export const BATCH_NOT_FINISHED =
+  'The batch could not be finished because a data store or worker failed while it ran; requests before the failure may have been applied. Send the same batch again with the same Idempotency-Key to finish it without applying anything twice.';
+
 export function commandLocation(commandId: string): string {
   return `/Commands/${commandId}`;
 }
@@ -25,16 +32,25 @@ export function commandLocation(commandId: string): string {
 export function commandStateOf(
   commandId: string,
   dispatched: Dispatched<CommandResult | BatchResult>,
+  batch = false,
 ): CommandStateBody {
   switch (dispatched.state) {
     case 'pending':
       return { Id: commandId, State: 'Pending' };
     case 'failed':
       // Not the client's doing: a store or worker failed. Nothing was applied; a repeat runs it.
-      return { Id: commandId, State: 'Failed', Problem: problemFor('Unavailable', [COMMAND_NOT_APPLIED]) };
+      return {
+        Id: commandId,
+        State: 'Failed',
+        Problem: problemFor('Unavailable', [batch ? BATCH_NOT_FINISHED : COMMAND_NOT_APPLIED]),
+      };
     case 'finished': {
       const result = dispatched.result;
-      if (isBatchResult(result)) return { Id: commandId, State: 'Succeeded', Response: JSON.parse(result.responses) };
+      if (isBatchResult(result)) {
+        // Read from the command log, where the batch's response is kept (RecordedBatch).
+        const responses = (result as Partial<RecordedBatch>).responses;
+        return { Id: commandId, State: 'Succeeded', ...(responses ? { Response: JSON.parse(responses) } : {}) };
+      }
       if (!result.ok)
         return { Id: commandId, State: 'Failed', Problem: problemFor(result.failure.kind, result.failure.errors) };
       if (result.deleted) return { Id: commandId, State: 'Succeeded' };

@@ -22,7 +22,11 @@ export function commandRoutes(deps: { knex: Knex; commandBus: CommandBus }): Rou
     const logged = await findCommand(deps.knex, id);
     let status: JobStatus | null;
     if (logged?.result) {
-      status = { subject: logged.subject, dispatched: { state: 'finished', result: logged.result } };
+      status = {
+        subject: logged.subject,
+        batch: logged.name === 'batch',
+        dispatched: { state: 'finished', result: logged.result },
+      };
     } else {
       try {
         status = await deps.commandBus.jobStatus(id);
@@ -32,7 +36,7 @@ export function commandRoutes(deps: { knex: Knex; commandBus: CommandBus }): Rou
       }
     }
     if (!status || status.subject !== callerOf(req).subject) throw missing();
-    res.json(commandStateOf(id, status.dispatched));
+    res.json(commandStateOf(id, status.dispatched, status.batch));
   });
   return router;
 }

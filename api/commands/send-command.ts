@@ -3,7 +3,7 @@ import type { BatchCommand, BatchResult } from '../../domain/batch/batch-command
 import type { Command, CommandResult } from '../../domain/commands/command';
 import { DEFAULT_RETRY_AFTER_SECONDS, unavailable } from '../../domain/errors/domain-error';
 import { QueueUnavailableError, type CommandBus, type Dispatched } from './command-bus';
-import { COMMAND_NOT_APPLIED, commandLocation, commandStateOf } from './command-state';
+import { BATCH_NOT_FINISHED, COMMAND_NOT_APPLIED, commandLocation, commandStateOf } from './command-state';
 
 /**
  * Sends a command or a batch and waits for its outcome until `timeoutMs`. Answers 202 +
@@ -44,6 +44,7 @@ export async function sendCommand<R extends CommandResult | BatchResult>(
     case 'failed':
       // Never the client's doing (domain failures are results): a store or a worker failed.
       req.log.warn({ commandId: command.commandId, reason: dispatched.reason }, 'command failed');
+      if (command.name === 'batch') throw unavailable(BATCH_NOT_FINISHED);
       throw unavailable(
         command.requestHash
           ? `${COMMAND_NOT_APPLIED.slice(0, -1)} (with the same Idempotency-Key).`

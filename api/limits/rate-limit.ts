@@ -18,8 +18,18 @@ export interface RateLimitOptions {
  * cannot count, the request goes on: reads are served by Postgres alone, and writes meet Redis
  * down as their own 503 anyway, so failing closed would only turn a Redis blip into a full outage.
  */
-export function rateLimit(options: RateLimitOptions): RequestHandler {
-  if (options.perMinute <= 0) return (_req, _res, next) => next();
+export interface RateLimit {
+  /** Counts each request of a subject (the middleware, mounted after authentication). */
+  middleware: RequestHandler;
+  /**
+   * Counts `points` more requests of `subject` at once: a `$batch` counts its GETs, each a read its
+   * caller could have sent alone (DESIGN §12). Throws the 429 when they do not fit.
+   */
+  charge(subject: string, points: number): Promise<void>;
+}
+
+export function rateLimit(options: RateLimitOptions): RateLimit {
+  if (options.perMinute <= 0) return { middleware: (_req, _res, next) => next(), charge: async () => {} };
   const limiter = new RateLimiterRedis({
     storeClient: options.redis,
     points: options.perMinute,
@@ -27,25 +37,27 @@ export function rateLimit(options: RateLimitOptions): RequestHandler {
     keyPrefix: `${options.prefix}:rate`,
     rejectIfRedisNotReady: true,
   });
-  return (req, res, next) => {
-    const subject = req.caller?.subject;
-    if (!subject) return next();
-    limiter.consume(subject).then(
-      () => next(),
+  /** Resolves when the points fit (or Redis cannot count: see above); rejects with the 429. */
+  const consume = (subject: string, points: number) =>
+    limiter.consume(subject, points).then(
+      () => undefined,
       (outcome: unknown) => {
         if (outcome instanceof RateLimiterRes) {
           const seconds = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
-          next(
-            tooManyRequests(
-              `Rate limit exceeded: more than ${options.perMinute} requests a minute (RATE_LIMIT_PER_MINUTE); try again in ${seconds} s.`,
-              seconds,
-            ),
+          throw tooManyRequests(
+            `Rate limit exceeded: more than ${options.perMinute} requests a minute (RATE_LIMIT_PER_MINUTE); try again in ${seconds} s.`,
+            seconds,
           );
-          return;
         }
         options.onStoreError(outcome);
-        next();
       },
     );
+  return {
+    middleware: (req, _res, next) => {
+      const subject = req.caller?.subject;
+      if (!subject) return next();
+      consume(subject, 1).then(() => next(), next);
+    },
+    charge: (subject, points) => (points > 0 ? consume(subject, points) : Promise.resolve()),
   };
 }

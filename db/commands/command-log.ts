@@ -79,8 +79,11 @@ export async function recordCommand(
   events: readonly DomainEvent[],
 ): Promise<boolean> {
   const row = rowOf(command, result);
+  // The events as one JSON array, so the statement's text is the same whatever their number (it
+  // runs prepared, and a `$batch` group can carry a thousand) and one native stringify encodes them.
   const outbox = events.length
-    ? `with outboxed as (insert into outbox (event_id, event) values ${events.map(() => '(?, ?)').join(', ')}) `
+    ? `with outboxed as (insert into outbox (event_id, event)
+         select (e->>'eventId')::uuid, e from jsonb_array_elements(?::jsonb) with ordinality as x(e, n) order by n) `
     : '';
   const inserted = await (
     await statementsIn(trx)
@@ -88,7 +91,7 @@ export async function recordCommand(
     `${outbox}insert into command_log (command_id, name, entity, subject, request_hash, result)
      values (?, ?, ?, ?, ?, ?) on conflict (command_id) do nothing returning command_id`,
     [
-      ...events.flatMap((event) => [event.eventId, JSON.stringify(event)]),
+      ...(events.length ? [JSON.stringify(events)] : []),
       row.command_id,
       row.name,
       row.entity,
@@ -101,10 +104,11 @@ export async function recordCommand(
 }
 
 /**
- * Records a failed command after its transaction rolled back (nothing of it was applied). Returns
- * null when recorded, or the entry of a delivery that got there first.
+ * Records a result outside any transaction: a failed command after its transaction rolled back
+ * (nothing of it was applied), or a finished `$batch` with its whole response. Returns null when
+ * recorded, or the entry of a delivery that got there first.
  */
-export async function recordFailure<R>(
+export async function recordResult<R>(
   knex: Knex,
   command: LoggedCommand,
   result: R,
@@ -124,3 +128,12 @@ export const COMMAND_LOG_RETENTION: RetainedTable = {
   key: 'command_id',
   timeColumn: 'created_at',
 };
+
+/** The response of a finished `$batch`, as the worker recorded it (the text, exactly). */
+export async function findBatchResponse(knex: Knex, commandId: string): Promise<string | null> {
+  const row = (await knex('command_log')
+    .select(knex.raw("result->>'responses' as responses"))
+    .where('command_id', commandId)
+    .first()) as { responses: string | null } | undefined;
+  return row?.responses ?? null;
+}

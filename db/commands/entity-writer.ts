@@ -49,7 +49,7 @@ function refsOf(
 }
 
 /** The relations a write sets; those of owned collections it leaves alone are not looked at. */
-function relationRefsOf(
+export function relationRefsOf(
   entity: EntityDefinition,
   body: WriteBody,
   existing: Row | null,
@@ -65,7 +65,7 @@ function relationRefsOf(
   return refs;
 }
 
-function columnsOf(
+export function columnsOf(
   fields: Record<string, ScalarField>,
   relations: Record<string, RelationField>,
   values: Record<string, unknown>,

@@ -78,6 +78,11 @@ export function rootRowsSql(plan: ReadPlan, builder: SqlBuilder): string {
  */
 export interface ReadBudget {
   maxResponseBytes?: number;
+  /**
+   * MAX_RESPONSE_BYTES itself, when `maxResponseBytes` is what a `$batch` has left of it: a read
+   * that would pass the limit alone is told so as alone; one that only passes what is left, so.
+   */
+  wholeLimit?: number;
 }
 
 function capped(inner: string, budget: ReadBudget, extraColumns = ''): string {
@@ -90,11 +95,16 @@ function capped(inner: string, budget: ReadBudget, extraColumns = ''): string {
 }
 
 function tooLargeUnlessSent(row: { json: string | null; bytes: number } | undefined, budget: ReadBudget): void {
-  if (row && row.json === null && budget.maxResponseBytes !== undefined) {
+  if (!row || row.json !== null || budget.maxResponseBytes === undefined) return;
+  const whole = budget.wholeLimit;
+  if (whole !== undefined && row.bytes <= whole) {
     throw badRequest(
-      `the response would be ${row.bytes} bytes, over the limit of ${budget.maxResponseBytes} (MAX_RESPONSE_BYTES): ask for fewer rows with $top or fewer expansions with $expand`,
+      `the response would be ${row.bytes} bytes, more than the ${budget.maxResponseBytes} bytes this batch has left of MAX_RESPONSE_BYTES (${whole}): move the read to a batch of its own, or ask for fewer rows with $top or fewer expansions with $expand`,
     );
   }
+  throw badRequest(
+    `the response would be ${row.bytes} bytes, over the limit of ${whole ?? budget.maxResponseBytes} (MAX_RESPONSE_BYTES): ask for fewer rows with $top or fewer expansions with $expand`,
+  );
 }
 
 /**

@@ -38,22 +38,49 @@ export async function withReadTimeout<T>(knex: Knex, timeoutMs: number, read: (d
     // Straight to the pg connection, so statements whose text repeats run prepared.
     return await read(statementsOn(connection as pg.ClientBase));
   } catch (err) {
-    const code = (err as { code?: string } | null)?.code;
-    if (code === QUERY_CANCELED) {
-      throw unavailable(
-        `the read took longer than ${timeoutMs} ms (STATEMENT_TIMEOUT_MS); narrow it with $filter, $top or $expand, or try again later`,
-        RETRY_AFTER_SECONDS,
-      );
-    }
-    if (code === PROGRAM_LIMIT_EXCEEDED) {
-      throw badRequest(
-        'the response is too large to build (MAX_RESPONSE_BYTES): ask for fewer rows with $top or fewer expansions with $expand',
-      );
-    }
-    throw err;
+    throw readFailure(err, timeoutMs);
   } finally {
     await knex.client.releaseConnection(connection);
   }
+}
+
+/** A read's failure as the client should see it: 503 past the time limit, 400 past a size limit. */
+function readFailure(err: unknown, timeoutMs: number): unknown {
+  const code = (err as { code?: string } | null)?.code;
+  if (code === QUERY_CANCELED) {
+    return unavailable(
+      `the read took longer than ${timeoutMs} ms (STATEMENT_TIMEOUT_MS); narrow it with $filter, $top or $expand, or try again later`,
+      RETRY_AFTER_SECONDS,
+    );
+  }
+  if (code === PROGRAM_LIMIT_EXCEEDED) {
+    return badRequest(
+      'the response is too large to build (MAX_RESPONSE_BYTES): ask for fewer rows with $top or fewer expansions with $expand',
+    );
+  }
+  return err;
+}
+
+/**
+ * A read inside a write transaction (a GET in a `$batch` atomicity group, which must see the
+ * group's writes), held to the same `timeoutMs` for as long as it runs; the transaction's own
+ * statements keep the setting they had.
+ */
+export async function withTransactionReadTimeout<T>(
+  trx: Knex.Transaction,
+  timeoutMs: number,
+  read: (db: ReadDb) => Promise<T>,
+): Promise<T> {
+  // The setting is an integer from the configuration, never client text.
+  await trx.raw(`set local statement_timeout = ${Math.floor(timeoutMs)}`);
+  let result: T;
+  try {
+    result = await read(trx);
+  } catch (err) {
+    throw readFailure(err, timeoutMs); // the transaction is aborted: nothing more runs on it
+  }
+  await trx.raw('set local statement_timeout to default');
+  return result;
 }
 
 /**

@@ -116,9 +116,17 @@ export async function affectedDocuments(
             else add(entity, await rootKeys(knex, entity, steps, i, parentKeys));
           } else {
             // A deleted row can no longer be referenced (foreign keys restrict), so fan-out through
-            // a relation follows rows that still exist and changed the member shown there.
+            // a relation follows rows that still exist and changed the member shown there. A row just
+            // created is referenced only by rows written after it commits, and each such write
+            // rebuilds its own document from the rows as they are then: no fan-out either (an import
+            // of Addresses with their Schemes would otherwise look every new Address up).
             const kept = group
-              .filter((event) => event.name !== `${changed.name}Deleted` && touches(event, segments[i + 1]!))
+              .filter(
+                (event) =>
+                  event.name !== `${changed.name}Deleted` &&
+                  event.name !== `${changed.name}Created` &&
+                  touches(event, segments[i + 1]!),
+              )
               .map((event) => event.dbId);
             if (kept.length) add(entity, await rootKeys(knex, entity, steps, i + 1, kept));
           }

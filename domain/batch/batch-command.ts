@@ -31,6 +31,8 @@ export interface BatchWrite {
   ifMatch?: string;
   /** `Prefer: return=representation`. */
   representation: boolean;
+  /** The body or operations hold `$<id>` references to resolve (most bodies hold none). */
+  references?: true;
 }
 
 export interface BatchStep {
@@ -55,10 +57,18 @@ export interface BatchCommand {
   steps: BatchStep[];
 }
 
-/** What a batch job answers: the whole `$batch` response body, as text. */
+/**
+ * What a batch job answers. The response itself is recorded in the command log (as a JSON string,
+ * so its text stays exactly as built), not in the job: the queue's event stream would otherwise
+ * carry, and keep, every batch response.
+ */
 export interface BatchResult {
   ok: true;
   batch: true;
+}
+
+/** A finished batch as the command log keeps it (for the API, `/Commands/<id>` and repeats). */
+export interface RecordedBatch extends BatchResult {
   responses: string;
 }
 

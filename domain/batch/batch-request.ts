@@ -22,6 +22,8 @@ export interface BatchRequest {
   body: unknown;
   /** The request whose created entity the URL names (`$s1`), if it does. */
   urlReference?: string;
+  /** Whether the body holds `$<id>` references (set by the batch checks). */
+  bodyReferences?: boolean;
 }
 
 export interface BatchLimits {
@@ -46,10 +48,12 @@ function isName(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0 && value.length <= MAX_NAME_LENGTH;
 }
 
-/** The request id a URL names (`$s1`, `$s1?$expand=Address`), if any. */
+/**
+ * The request id a URL names (`$s1`, `$s1?$expand=Address`), if any. Only a URL starting with `$`
+ * is a reference: `/$batch` is a path (which a batch does not serve).
+ */
 export function urlReferenceOf(url: string): string | undefined {
-  const path = url.replace(/^\//, '').split('?')[0]!;
-  return referencedId(path);
+  return referencedId(url.split('?')[0]!);
 }
 
 /** The requests of a raw batch body, or a 400 (413 past BATCH_MAX_REQUESTS) naming every problem. */
@@ -71,7 +75,8 @@ export function parseBatch(raw: unknown, limits: BatchLimits): BatchRequest[] {
     const request = requestOf(item, index, fail);
     if (request) requests.push(request);
   });
-  if (errors.length === 0) checkOrder(requests, fail);
+  // The rules between requests are checked over those well-formed, so every problem is listed.
+  checkOrder(requests, fail);
   if (errors.length) throw validationFailed(errors);
   return requests;
 }
@@ -163,10 +168,9 @@ function checkOrder(requests: BatchRequest[], fail: (message: string) => void): 
     }
     request.dependsOn = [...expanded];
 
-    const references = [
-      ...(request.urlReference === undefined ? [] : [request.urlReference]),
-      ...referencesIn(request.body, request.method === 'PATCH'),
-    ];
+    const inBody = referencesIn(request.body, request.method === 'PATCH');
+    if (inBody.length) request.bodyReferences = true;
+    const references = [...(request.urlReference === undefined ? [] : [request.urlReference]), ...inBody];
     for (const id of references) {
       const target = byId.get(id);
       if (!target) fail(`${at}: '$${id}' does not name an earlier request`);

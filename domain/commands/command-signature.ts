@@ -15,22 +15,14 @@ export type Signed<T extends Signable> = T & { signature: string };
 
 export type SignedCommand = Signed<Command>;
 
-/** JSON with object members in sorted order: the same command always gives the same bytes. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const members = Object.keys(value as Record<string, unknown>)
-      .filter((name) => (value as Record<string, unknown>)[name] !== undefined)
-      .sort()
-      .map((name) => `${JSON.stringify(name)}:${canonical((value as Record<string, unknown>)[name])}`);
-    return `{${members.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
+/**
+ * The HMAC over the content's JSON text. BullMQ stores job data as that text and parses it back,
+ * so members keep their order and the worker's text is the API's byte for byte; hashing it costs
+ * one native JSON.stringify (a sorted re-serialization took ~20 ms per 1,000-request batch).
+ */
 function digest(command: Signable, key: string): Buffer {
   const { signature: _ignored, ...content } = command as Partial<Signed<Signable>>;
-  return createHmac('sha256', key).update(canonical(content)).digest();
+  return createHmac('sha256', key).update(JSON.stringify(content)).digest();
 }
 
 export function signCommand<T extends Signable>(command: T, key: string): Signed<T> {

@@ -31,7 +31,7 @@ import { makeEvent } from '../support/queues';
 
 test('each queue carries its kinds of job, and a job name means one kind on its queue', (t) => {
   t.deepEqual(Object.fromEntries(ALL_QUEUES.map((queue) => [queue, jobKindsOn(queue)])), {
-    commands: ['command'],
+    commands: ['command', 'batch'],
     views: ['eventBurst', 'event', 'rebuildViews'],
     notifications: ['eventBurst', 'event'],
     maintenance: ['pruneRetention'],
@@ -44,6 +44,7 @@ test('each queue carries its kinds of job, and a job name means one kind on its 
   }
   t.is(jobKindOf(QUEUE.views, 'SchemeUpdated'), 'event');
   t.is(jobKindOf(QUEUE.notifications, EVENT_BURST_JOB), 'eventBurst');
+  t.is(jobKindOf(QUEUE.commands, 'batch'), 'batch');
   t.is(jobKindOf(QUEUE.views, REBUILD_VIEWS_JOB), 'rebuildViews');
   t.is(jobKindOf(QUEUE.notifications, REBUILD_VIEWS_JOB), undefined, 'rebuilds go to the views queue only');
   t.is(jobKindOf(QUEUE.commands, 'SchemeUpdated'), undefined);

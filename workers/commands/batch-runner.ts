@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { BatchCommand, BatchResult, BatchStep } from '../../domain/batch/batch-command';
+import {
+  isBatchResult,
+  type BatchCommand,
+  type BatchResult,
+  type BatchStep,
+  type RecordedBatch,
+} from '../../domain/batch/batch-command';
+import { findCommand, recordResult } from '../../db/commands/command-log';
 import type { CommandResult } from '../../domain/commands/command';
 import { entityByName } from '../../domain/entities';
 import { DomainError, failedDependency, type Failure } from '../../domain/errors/domain-error';
@@ -11,10 +18,11 @@ import {
   type Answer,
   type WriteMethod,
 } from '../../domain/responses/answer';
-import { readEntity } from '../../db/query/entity-reader';
 import { onPool, readOperation, type ReadSettings } from '../../db/query/read-operation';
-import { commandOfStep, readOfStep, type Created } from './batch-steps';
-import type { CommandRunner, RunOptions } from './command-runner';
+import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-steps';
+import { ResponseBudget, representation } from './response-budget';
+import type { BatchJournal } from './batch-journal';
+import { replayOf, type CommandRunner, type RunOptions } from './command-runner';
 import type { GroupRunner, GroupStepResult } from './group-runner';
 
 /**
@@ -27,10 +35,21 @@ import type { GroupRunner, GroupStepResult } from './group-runner';
 
 export interface BatchRunnerDeps {
   knex: Knex;
+  /** Pool of the batch's GETs outside groups (they carry STATEMENT_TIMEOUT_MS). */
+  readKnex: Knex;
+  journal: BatchJournal;
   runCommand: CommandRunner;
   runGroup: GroupRunner;
   readSettings: ReadSettings;
 }
+
+export interface BatchRunOptions extends RunOptions {
+  /** Told the units done (at most once a second, and at the end). */
+  onProgress?(progress: { units: number; done: number }): void;
+}
+
+/** How often a batch reports its progress. */
+const PROGRESS_INTERVAL_MS = 1000;
 
 /** Consecutive steps of one atomicity group, or one step outside groups. */
 interface Unit {
@@ -59,8 +78,13 @@ function failedDependencyAnswer(message: string): Answer {
   return failureAnswer(failedDependency(message).toFailure());
 }
 
+/** The job's result: the response stays in the command log (RecordedBatch), out of the queue. */
+function finished(result: RecordedBatch | CommandResult): BatchResult | CommandResult {
+  return isBatchResult(result) ? { ok: true, batch: true } : result;
+}
+
 export function createBatchRunner(deps: BatchRunnerDeps) {
-  const pool = onPool(deps.knex, deps.readSettings.timeoutMs);
+  const pool = onPool(deps.readKnex, deps.readSettings.timeoutMs);
 
   /** A step's answer when it ran into a domain failure; anything else is the job's failure. */
   async function answering(work: () => Promise<Answer>): Promise<Answer> {
@@ -72,24 +96,56 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     }
   }
 
-  async function writeAnswerOf(step: BatchStep, result: Extract<CommandResult, { ok: true }>): Promise<Answer> {
+  async function writeAnswerOf(
+    step: BatchStep,
+    result: Extract<CommandResult, { ok: true }>,
+    budget: ResponseBudget,
+  ): Promise<Answer> {
     const wanted = step.write!.representation && step.write!.name !== 'delete';
-    const row = wanted ? await readEntity(deps.knex, entityByName(result.entity), result.dbId) : null;
+    const row = wanted ? await representation(deps.knex, entityByName(result.entity), result.dbId, budget) : null;
     return writeAnswer(step.method as WriteMethod, result, row);
   }
 
-  return async function runBatch(batch: BatchCommand, options: RunOptions = {}): Promise<BatchResult> {
+  const read = (step: BatchStep, created: CreatedByStep, budget: ResponseBudget) =>
+    answering(() => readOperation(pool, readOfStep(step, created), { ...deps.readSettings, budget: budget.next() }));
+
+  return async function runBatch(
+    batch: BatchCommand,
+    options: BatchRunOptions = {},
+  ): Promise<BatchResult | CommandResult> {
+    const logged = {
+      commandId: batch.commandId,
+      name: 'batch',
+      entity: '$batch',
+      subject: batch.subject,
+      requestHash: batch.requestHash,
+    };
+    if (options.redelivered || batch.requestHash) {
+      // Finished before (a repeated Idempotency-Key, a job run again): its response stands.
+      const earlier = await findCommand<RecordedBatch>(deps.knex, batch.commandId);
+      if (earlier) return finished(replayOf(earlier, batch));
+    }
+    // A batch run again answers its finished units as they answered then (batch-journal.ts).
+    const journaled = options.redelivered ? await deps.journal.load(batch.commandId) : new Map<number, Answer[]>();
     const failed = new Set<string>();
     const created = new Map<string, Created>();
     const answers: { id: string; answer: Answer }[] = [];
+    const budget = new ResponseBudget(deps.readSettings.budget.maxResponseBytes ?? Number.MAX_SAFE_INTEGER);
     const answer = (step: BatchStep, result: Answer) => {
+      budget.spend(result);
       if (result.status >= 400) failed.add(step.id);
       answers.push({ id: step.id, answer: result });
     };
     /** The first failed request a step depends on (outside its own group). */
     const failedDependencyOf = (step: BatchStep) => step.dependsOn.find((id) => failed.has(id));
 
-    for (const unit of unitsOf(batch.steps)) {
+    const units = unitsOf(batch.steps);
+    let reported = Date.now();
+    for (const unit of units) {
+      if (options.onProgress && Date.now() - reported >= PROGRESS_INTERVAL_MS) {
+        options.onProgress({ units: units.length, done: unit.index });
+        reported = Date.now();
+      }
       const unitId = `${batch.commandId}/${unit.index}`;
       const blocked = unit.steps.map(failedDependencyOf).find((id) => id !== undefined);
       if (blocked !== undefined) {
@@ -98,15 +154,31 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
         }
         continue;
       }
-      if (unit.grouped) await runGroupUnit(unit, unitId);
-      else await runLone(unit.steps[0]!, unitId, unitHash(batch, unit));
+      const first = answers.length;
+      if (unit.grouped) await runGroupUnit(unit, unitId, journaled.get(unit.index));
+      else await runLone(unit.steps[0]!, unitId, unitHash(batch, unit), journaled.get(unit.index)?.[0]);
+      if (!journaled.has(unit.index) && unit.index < units.length - 1) {
+        await deps.journal.append(
+          batch.commandId,
+          unit.index,
+          answers.slice(first).map((entry) => entry.answer),
+        );
+      }
     }
-    return { ok: true, batch: true, responses: batchResponseText(answers) };
+    options.onProgress?.({ units: units.length, done: units.length });
+    const recorded: RecordedBatch = { ok: true, batch: true, responses: batchResponseText(answers) };
+    const earlier = await recordResult(deps.knex, logged, recorded);
+    await deps.journal.clear(batch.commandId);
+    return finished(earlier ? replayOf(earlier, batch) : recorded);
 
-    async function runLone(step: BatchStep, unitId: string, requestHash: string | undefined): Promise<void> {
+    async function runLone(
+      step: BatchStep,
+      unitId: string,
+      requestHash: string | undefined,
+      before: Answer | undefined,
+    ): Promise<void> {
       if (step.failure) return answer(step, failureAnswer(step.failure));
-      if (step.read)
-        return answer(step, await answering(() => readOperation(pool, readOfStep(step, created), deps.readSettings)));
+      if (step.read) return answer(step, before ?? (await read(step, created, budget)));
       const result = await answering(async () => {
         const command = { ...commandOfStep(batch, step, unitId, created), ...(requestHash ? { requestHash } : {}) };
         const outcome = await deps.runCommand(command, options);
@@ -114,16 +186,16 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
         if (command.name === 'create') {
           created.set(step.id, { entity: outcome.entity, dbId: outcome.dbId, encodedId: outcome.encodedId });
         }
-        return writeAnswerOf(step, outcome);
+        return before ?? writeAnswerOf(step, outcome, budget);
       });
       answer(step, result);
     }
 
-    async function runGroupUnit(unit: Unit, unitId: string): Promise<void> {
+    async function runGroupUnit(unit: Unit, unitId: string, before: Answer[] | undefined): Promise<void> {
       const refused = unit.steps.findIndex((step) => step.failure);
       if (refused >= 0) return answerFailedGroup(unit, refused, unit.steps[refused]!.failure!);
       const outcome = await deps.runGroup(
-        { commandId: unitId, batch, requestHash: unitHash(batch, unit), steps: unit.steps, created },
+        { commandId: unitId, batch, requestHash: unitHash(batch, unit), steps: unit.steps, created, budget },
         options,
       );
       if (!outcome.result.ok) return answerFailedGroup(unit, outcome.result.failedStep, outcome.result.failure);
@@ -132,16 +204,15 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
         unit.steps.forEach((step, i) => answer(step, outcome.answers![i]!));
         return;
       }
-      // Replayed from the log: answers rebuilt from the recorded results, reads made again.
+      if (before?.length === unit.steps.length) {
+        unit.steps.forEach((step, i) => answer(step, before[i]!));
+        return;
+      }
+      // Replayed from the log with no journal: answers rebuilt from the recorded results, reads made again.
       const results = outcome.result.steps;
       for (const [i, step] of unit.steps.entries()) {
         const result = results[i] as GroupStepResult;
-        answer(
-          step,
-          'read' in result
-            ? await answering(() => readOperation(pool, readOfStep(step, created), deps.readSettings))
-            : await writeAnswerOf(step, result),
-        );
+        answer(step, 'read' in result ? await read(step, created, budget) : await writeAnswerOf(step, result, budget));
       }
     }
 
@@ -160,5 +231,3 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     }
   };
 }
-
-export type BatchRunner = ReturnType<typeof createBatchRunner>;

@@ -34,6 +34,8 @@ export function commandOfStep(
 ): Command {
   const write = step.write!;
   const encodedId = (id: string) => createdBy(created, step.id, id).encodedId;
+  const resolved = <T>(value: T, patch: boolean): T =>
+    write.references ? withReferencesResolved(value, patch, encodedId) : value;
   const key = write.keyReference === undefined ? write.key : createdBy(created, step.id, write.keyReference).dbId;
   return {
     commandId,
@@ -42,8 +44,8 @@ export function commandOfStep(
     subject: batch.subject,
     issuedAt: batch.issuedAt,
     ...(key === undefined ? {} : { key }),
-    ...(write.body === undefined ? {} : { body: withReferencesResolved(write.body, false, encodedId) }),
-    ...(write.patch === undefined ? {} : { patch: withReferencesResolved(write.patch, true, encodedId) }),
+    ...(write.body === undefined ? {} : { body: resolved(write.body, false) }),
+    ...(write.patch === undefined ? {} : { patch: resolved(write.patch, true) }),
     ...(write.ifMatch === undefined ? {} : { ifMatch: write.ifMatch }),
   };
 }

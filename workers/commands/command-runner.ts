@@ -10,7 +10,7 @@ import { encodeId } from '../../domain/ids/id-codec';
 import { IDEMPOTENCY_KEY_REUSED } from '../../domain/writes/command-ids';
 import { DEFAULT_PATCH_LIMITS, type PatchLimits } from '../../domain/writes/json-patch';
 import { storableText } from '../../domain/text/storable-text';
-import { findCommand, recordCommand, recordFailure, type CommandLogEntry } from '../../db/commands/command-log';
+import { findCommand, recordCommand, recordResult, type CommandLogEntry } from '../../db/commands/command-log';
 import { isRetryableDbError, translateDbError } from '../../db/commands/db-errors';
 import type { Logger } from '../../infra/logger';
 import type { Applied, CommandHandler } from './command-handler';
@@ -143,7 +143,7 @@ export function createCommandRunner(deps: CommandRunnerDeps): CommandRunner {
     // Messages may quote what the client sent: whatever it was, the record must be storable.
     const failure = error.toFailure();
     const result: CommandResult = { ok: false, failure: { ...failure, errors: failure.errors.map(storableText) } };
-    const earlier = await recordFailure(deps.knex, command, result);
+    const earlier = await recordResult(deps.knex, command, result);
     return earlier ? replayOf(earlier, command) : result;
   }
 

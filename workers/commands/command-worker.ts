@@ -8,6 +8,7 @@ import type { BatchCommand, BatchResult } from '../../domain/batch/batch-command
 import { readSettingsOf } from '../../db/query/read-operation';
 import { createGroupRunner } from './group-runner';
 import { createBatchRunner } from './batch-runner';
+import { redisBatchJournal } from './batch-journal';
 import type { AppConfig } from '../../infra/config/load-config';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { createKnex } from '../../db/knex';
@@ -18,6 +19,9 @@ import { createCommandRunner, type TestPause } from './command-runner';
 import { OutboxPublisher } from './outbox-publisher';
 import { OutboxSweeper } from './outbox-sweeper';
 import { startRetentionWorker } from './retention-worker';
+
+/** Connections for the GETs of batches (a batch reads one GET at a time; a list and its count at once). */
+const BATCH_READ_CONNECTIONS = 4;
 
 export interface CommandWorkerOptions {
   logger?: Logger;
@@ -69,14 +73,18 @@ export async function startCommandWorker(
     testPause: options.testPause,
     patchLimits: patchLimitsOf(config),
   });
-  const runBatch = createBatchRunner({ knex, runCommand: run, runGroup, readSettings });
+  // The GETs of batches run on connections of their own: a read sets STATEMENT_TIMEOUT_MS on its
+  // connection, which the commands' connections must not carry.
+  const readKnex = createKnex(config.databaseUrl, BATCH_READ_CONNECTIONS, logger);
+  const journal = redisBatchJournal(redis, config.queuePrefix, logger);
+  const runBatch = createBatchRunner({ knex, readKnex, journal, runCommand: run, runGroup, readSettings });
 
   /**
    * Verifies a job's signature, runs it and settles its pending count: a command or a whole batch.
    * Only infrastructure errors fail a job (domain failures are its result); BullMQ retries those.
    */
   function handler<T extends { commandId: string; subject: string }, R>(
-    apply: (data: T, options: { redelivered: boolean }) => Promise<R>,
+    apply: (data: T, options: { redelivered: boolean; job: Job }) => Promise<R>,
   ) {
     return async (job: Job): Promise<R> => {
       if (!verifyCommand(job.data, config.commandSigningKey)) {
@@ -90,7 +98,7 @@ export async function startCommandWorker(
       const command = job.data as T;
       try {
         // A job started before (retry, or recovered after its worker died) may have committed already.
-        const result = await apply(command, { redelivered: job.attemptsStarted > 1 || job.stalledCounter > 0 });
+        const result = await apply(command, { redelivered: job.attemptsStarted > 1 || job.stalledCounter > 0, job });
         settle(command);
         return result;
       } catch (err) {
@@ -114,7 +122,16 @@ export async function startCommandWorker(
     prefix: config.queuePrefix,
     concurrency: config.workerConcurrency,
     logger,
-    handlers: { command: handler<Command, CommandResult>(run), batch: handler<BatchCommand, BatchResult>(runBatch) },
+    handlers: {
+      command: handler<Command, CommandResult>(run),
+      batch: handler<BatchCommand, BatchResult | CommandResult>((batch, { redelivered, job }) =>
+        runBatch(batch, {
+          redelivered,
+          // Units done so far, for /Jobs and Bull Board (a failed report costs the batch nothing).
+          onProgress: (progress) => void job.updateProgress(progress).catch(() => undefined),
+        }),
+      ),
+    },
     // A command whose worker died twice is failed (the API answers 503, a repeat runs it again)
     // rather than taking down every worker that picks it up.
     stalledRecovery: { maxStalledCount: 2, ...options.stalledRecovery },
@@ -127,7 +144,7 @@ export async function startCommandWorker(
       await worker.close();
       await sweeper.close();
       await publisher.close();
-      await Promise.allSettled([knex.destroy(), redis.quit()]);
+      await Promise.allSettled([knex.destroy(), readKnex.destroy(), redis.quit()]);
     },
   };
 }

@@ -3,18 +3,22 @@ import type { Knex } from 'knex';
 import { Model } from 'objection';
 import type { BatchCommand, BatchStep } from '../../domain/batch/batch-command';
 import type { CommandResult } from '../../domain/commands/command';
-import { entityByName } from '../../domain/entities';
+import { entityByName, type EntityDefinition } from '../../domain/entities';
+import { encodeId } from '../../domain/ids/id-codec';
+import type { WriteBody } from '../../domain/validation/write-body';
+import { bulkCreatable, createAll, takeKeys } from '../../db/commands/bulk-create';
 import { DomainError, type Failure } from '../../domain/errors/domain-error';
 import type { DomainEvent } from '../../domain/events/domain-event';
 import { writeAnswer, type Answer, type WriteMethod } from '../../domain/responses/answer';
 import { storableText } from '../../domain/text/storable-text';
 import { DEFAULT_PATCH_LIMITS, type PatchLimits } from '../../domain/writes/json-patch';
-import { findCommand, recordCommand, recordFailure, type LoggedCommand } from '../../db/commands/command-log';
+import { findCommand, recordCommand, recordResult, type LoggedCommand } from '../../db/commands/command-log';
 import { isRetryableDbError, translateDbError } from '../../db/commands/db-errors';
-import { readEntity } from '../../db/query/entity-reader';
 import { readOperation, type ReadSettings } from '../../db/query/read-operation';
+import { withTransactionReadTimeout } from '../../db/query/read-timeout';
 import type { Logger } from '../../infra/logger';
 import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-steps';
+import { representation, type ResponseBudget } from './response-budget';
 import {
   AlreadyRecorded,
   HANDLERS,
@@ -48,6 +52,8 @@ export interface GroupCommand {
   steps: readonly BatchStep[];
   /** Entities created by earlier units of the batch. */
   created: CreatedByStep;
+  /** What is left of MAX_RESPONSE_BYTES for the batch's reads (the batch spends it on the answers). */
+  budget: ResponseBudget;
 }
 
 export interface GroupOutcome {
@@ -78,6 +84,8 @@ class StepFailed extends Error {
 }
 
 interface Applied {
+  /** This attempt's own copy of the batch's response budget. */
+  budget: ResponseBudget;
   steps: GroupStepResult[];
   answers: Answer[];
   events: DomainEvent[];
@@ -117,7 +125,14 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
     applied: Applied,
   ): Promise<void> {
     if (step.read) {
-      applied.answers.push(await readOperation((read) => read(trx), readOfStep(step, created), deps.readSettings));
+      const settings = { ...deps.readSettings, budget: applied.budget.next() };
+      const answer = await readOperation(
+        (read) => withTransactionReadTimeout(trx, settings.timeoutMs, read),
+        readOfStep(step, created),
+        settings,
+      );
+      applied.budget.spend(answer);
+      applied.answers.push(answer);
       applied.steps.push({ ok: true, read: true });
       return;
     }
@@ -138,14 +153,65 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
       created.set(step.id, { entity: entity.name, dbId: result.dbId, encodedId: result.encodedId });
     }
     const row =
-      step.write!.representation && command.name !== 'delete' ? await readEntity(trx, entity, result.dbId) : null;
-    applied.answers.push(writeAnswer(step.method as WriteMethod, result, row));
+      step.write!.representation && command.name !== 'delete'
+        ? await representation(trx, entity, result.dbId, applied.budget)
+        : null;
+    const answer = writeAnswer(step.method as WriteMethod, result, row);
+    applied.budget.spend(answer);
+    applied.answers.push(answer);
     applied.steps.push(result);
   }
 
-  async function applyOnce(trx: Knex.Transaction, group: GroupCommand): Promise<Applied> {
+  /**
+   * A group made only of POSTs of types that need no per-row locking or placing, set-based
+   * (db/commands/bulk-create.ts): one statement per table instead of several per request. Null
+   * when the group is not such a group; a failure here is retried request by request.
+   */
+  async function applyBulk(trx: Knex.Transaction, group: GroupCommand): Promise<Applied | null> {
+    const entities = group.steps.map((step) =>
+      step.write?.name === 'create' ? entityByName(step.write.entity) : undefined,
+    );
+    if (!entities.every((entity) => entity !== undefined && bulkCreatable(entity))) return null;
+    const counts = new Map<EntityDefinition, number>();
+    for (const entity of entities as EntityDefinition[]) counts.set(entity, (counts.get(entity) ?? 0) + 1);
+    const keys = await takeKeys(trx, counts);
     const created = new Map(group.created);
-    const applied: Applied = { steps: [], answers: [], events: [], created: new Map() };
+    const next = new Map<string, number>();
+    const ids = (entities as EntityDefinition[]).map((entity, i) => {
+      const n = next.get(entity.name) ?? 0;
+      next.set(entity.name, n + 1);
+      const id = keys.get(entity.name)![n]!;
+      created.set(group.steps[i]!.id, { entity: entity.name, dbId: id, encodedId: encodeId(entity.name, id) });
+      return id;
+    });
+    // Every key is known now, so every reference within the group resolves before anything is written.
+    const commands = group.steps.map((step) => commandOfStep(group.batch, step, group.commandId, created));
+    const creates = commands.map((command, i) => {
+      const entity = entities[i]!;
+      // Not validated again: the API validated this canonical body and signed it (its references
+      // now hold Ids encodeId made). Request by request, a handler validates again anyway.
+      return { entity, id: ids[i]!, body: command.body as WriteBody };
+    });
+    const written = await createAll(trx, creates);
+    if (!written) return null;
+    const applied: Applied = { budget: group.budget.copy(), steps: [], answers: [], events: [], created: new Map() };
+    for (const [i, step] of group.steps.entries()) {
+      const entity = entities[i]!;
+      const done = { dbId: written[i]!.id, verb: 'Created' as const, ...written[i]! };
+      const result = successOf(entity, done);
+      applied.events.push(eventOf(commands[i]!, entity, done));
+      const row = step.write!.representation ? await representation(trx, entity, result.dbId, applied.budget) : null;
+      const answer = writeAnswer('POST', result, row);
+      applied.budget.spend(answer);
+      applied.answers.push(answer);
+      applied.steps.push(result);
+    }
+    return applied;
+  }
+
+  async function applySteps(trx: Knex.Transaction, group: GroupCommand): Promise<Applied> {
+    const created = new Map(group.created);
+    const applied: Applied = { budget: group.budget.copy(), steps: [], answers: [], events: [], created: new Map() };
     for (const [index, step] of group.steps.entries()) {
       try {
         await applyStep(trx, group, step, created, applied);
@@ -154,6 +220,11 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
         throw err;
       }
     }
+    return applied;
+  }
+
+  async function applyOnce(trx: Knex.Transaction, group: GroupCommand, bulk: boolean): Promise<Applied> {
+    const applied = (bulk ? await applyBulk(trx, group) : null) ?? (await applySteps(trx, group));
     const result: GroupResult = { ok: true, steps: applied.steps };
     if (!(await recordCommand(trx, loggedOf(group), result, applied.events))) throw new AlreadyRecorded();
     if (deps.testPause?.at === 'before-commit') {
@@ -186,7 +257,7 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
       failedStep: index,
       failure: { ...failure, errors: failure.errors.map(storableText) },
     };
-    const earlier = await recordFailure(deps.knex, loggedOf(group), result);
+    const earlier = await recordResult(deps.knex, loggedOf(group), result);
     return earlier ? outcomeOfRecord(group, replayOf(earlier, group)) : { result, created: new Map() };
   }
 
@@ -195,9 +266,10 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
       const replay = await recorded(group);
       if (replay) return replay;
     }
+    let bulk = true;
     for (let attempt = 1; ; attempt++) {
       try {
-        const applied = await Model.transaction(deps.knex, (trx) => applyOnce(trx, group));
+        const applied = await Model.transaction(deps.knex, (trx) => applyOnce(trx, group, bulk));
         if (applied.events.length) deps.onCommitted(applied.events);
         return { result: { ok: true, steps: applied.steps }, answers: applied.answers, created: applied.created };
       } catch (err) {
@@ -205,6 +277,16 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
           const replay = await recorded(group);
           if (!replay) throw new Error(`group ${group.commandId} was recorded and then vanished`, { cause: err });
           return replay;
+        }
+        if (bulk && !isRetryableDbError(err)) {
+          // Set-based, a failure names no request: request by request names it exactly.
+          deps.logger.debug(
+            { commandId: group.commandId, err: (err as Error).message },
+            'group again request by request',
+          );
+          bulk = false;
+          attempt--;
+          continue;
         }
         if (err instanceof StepFailed) return recordFailed(group, err.index, err.failure);
         if (isRetryableDbError(err) && attempt < MAX_TRANSACTION_ATTEMPTS) {

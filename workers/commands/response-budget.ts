@@ -1,0 +1,62 @@
+import type { EntityDefinition } from '../../domain/entities';
+import { DomainError } from '../../domain/errors/domain-error';
+import { readEntity, type KeyedRow, type ReadBudget } from '../../db/query/entity-reader';
+import type { ReadDb } from '../../db/query/read-timeout';
+import type { Answer } from '../../domain/responses/answer';
+
+/**
+ * MAX_RESPONSE_BYTES for a whole `$batch` response (DESIGN §12, §13): each read of the batch (a GET,
+ * a representation) may use what the earlier answers left, checked in Postgres as for a lone read.
+ * Budgets are whole multiples of QUANTUM where they can be, so the statements' texts repeat (they
+ * carry the limit).
+ */
+
+const QUANTUM = 64 * 1024;
+
+export class ResponseBudget {
+  /** `limit`: MAX_RESPONSE_BYTES, the whole batch's. */
+  constructor(
+    private readonly limit: number,
+    private left = limit,
+  ) {}
+
+  /**
+   * The budget of the next read: what is left, rounded down to a whole quantum when there is at
+   * least one (below a quantum, the exact rest: the limit is never exceeded).
+   */
+  next(): ReadBudget {
+    const left = Math.max(0, this.left);
+    return {
+      maxResponseBytes: left >= QUANTUM ? Math.floor(left / QUANTUM) * QUANTUM : left,
+      wholeLimit: this.limit,
+    };
+  }
+
+  /** A budget to spend tentatively (a transaction that may be rolled back and run again). */
+  copy(): ResponseBudget {
+    return new ResponseBudget(this.limit, this.left);
+  }
+
+  spend(answer: Answer): void {
+    if (answer.body !== undefined) this.left -= Buffer.byteLength(answer.body);
+  }
+}
+
+/**
+ * A written entity as a keyed GET shows it, for `Prefer: return=representation`, within the budget.
+ * Past it the write's answer goes without the entity, and without `Preference-Applied`, which tells
+ * the client the preference was not honoured: the write itself stands.
+ */
+export async function representation(
+  db: ReadDb,
+  entity: EntityDefinition,
+  id: number,
+  budget: ResponseBudget,
+): Promise<KeyedRow | null> {
+  try {
+    return await readEntity(db, entity, id, budget.next());
+  } catch (err) {
+    if (err instanceof DomainError) return null;
+    throw err;
+  }
+}
