@@ -604,10 +604,10 @@ export function printBatchImport(report: BatchImportReport): void {
   const rows = Object.keys(report.import.cpu.perProcess);
   const cell = (p: PhaseReport, label: string) => {
     const ms = p.cpu.perProcess[label];
-    return ms == null ? '–' : `${ms.toFixed(2)} (${p.cpuSeconds[label]?.toFixed(1)} s)`;
+    return ms == null ? '–' : `${ms.toFixed(3)} (${p.cpuSeconds[label]?.toFixed(1)} s)`;
   };
-  // A process idle in every phase (under 0.05 ms per entity) is left out, as in the write tables.
-  const idle = (ms: (p: PhaseReport) => number | null | undefined) => phases.every((p) => (ms(p) ?? 0) < 0.05);
+  // A process idle in every phase (under 5 µs per entity: the floor server) is left out.
+  const idle = (ms: (p: PhaseReport) => number | null | undefined) => phases.every((p) => (ms(p) ?? 0) < 0.005);
   for (const label of rows) {
     if (idle((p) => p.cpu.perProcess[label])) continue;
     console.log(`| ${label} | ${phases.map((p) => cell(p, label)).join(' | ')} |`);
@@ -615,16 +615,16 @@ export function printBatchImport(report: BatchImportReport): void {
     const clients = [...new Set(phases.flatMap((p) => Object.keys(p.cpu.postgresFor)))];
     for (const client of clients.filter((c) => !idle((p) => p.cpu.postgresFor[c])))
       console.log(
-        `| … serving ${client} | ${phases.map((p) => (p.cpu.postgresFor[client] ?? 0).toFixed(2)).join(' | ')} |`,
+        `| … serving ${client} | ${phases.map((p) => (p.cpu.postgresFor[client] ?? 0).toFixed(3)).join(' | ')} |`,
       );
     const other = (p: PhaseReport) =>
       (p.cpu.perProcess[label] ?? 0) - Object.values(p.cpu.postgresFor).reduce((a, b) => a + b, 0);
     console.log(
-      `| … other (parallel workers, autovacuum, WAL, checkpoints) | ${phases.map((p) => other(p).toFixed(2)).join(' | ')} |`,
+      `| … other (parallel workers, autovacuum, WAL, checkpoints) | ${phases.map((p) => other(p).toFixed(3)).join(' | ')} |`,
     );
   }
   console.log(
-    `| total | ${phases.map((p) => `${p.cpu.total.toFixed(2)} (${((p.cpu.total * p.entities) / 1000).toFixed(1)} s)`).join(' | ')} |`,
+    `| total | ${phases.map((p) => `${p.cpu.total.toFixed(3)} (${((p.cpu.total * p.entities) / 1000).toFixed(1)} s)`).join(' | ')} |`,
   );
   const i = report.import;
   console.log(
