@@ -1,5 +1,5 @@
 import { UnrecoverableError, type Job } from 'bullmq';
-import { verifyCommand } from '../../domain/commands/command-signature';
+import { signCommand, verifyCommand } from '../../domain/commands/command-signature';
 import { publicReasonOf } from '../../db/commands/db-errors';
 import { settleCommand } from '../../infra/pending-commands';
 import { createRedis } from '../../infra/redis';
@@ -110,6 +110,20 @@ export async function startCommandWorker(
       }
     };
   }
+  /**
+   * A finished batch's response is in the command log: its job keeps only what names it (id,
+   * caller, Idempotency-Key fingerprint), signed again, so a body of up to BATCH_MAX_BYTES does not
+   * stay in Redis for the job's retention. Run again (a crash before the job was marked done), the
+   * stub finds the recorded response. Best effort: a failure leaves the full job.
+   */
+  async function compactFinishedBatch(job: Job, batch: BatchCommand): Promise<void> {
+    const { signature: _signature, ...content } = batch as BatchCommand & { signature?: string };
+    const stub = signCommand({ ...content, steps: [] }, config.commandSigningKey);
+    await job.updateData(stub).catch((err: unknown) => {
+      logger.debug({ jobId: job.id, err: (err as Error).message }, 'finished batch not compacted');
+    });
+  }
+
   /** The command no longer counts against its subject's MAX_PENDING_COMMANDS_PER_SUBJECT. */
   const settle = (command: { commandId: string; subject: string }) => {
     settleCommand(redis, config.queuePrefix, command.subject, command.commandId).catch((err: unknown) =>
@@ -124,13 +138,15 @@ export async function startCommandWorker(
     logger,
     handlers: {
       command: handler<Command, CommandResult>(run),
-      batch: handler<BatchCommand, BatchResult | CommandResult>((batch, { redelivered, job }) =>
-        runBatch(batch, {
+      batch: handler<BatchCommand, BatchResult | CommandResult>(async (batch, { redelivered, job }) => {
+        const result = await runBatch(batch, {
           redelivered,
           // Units done so far, for /Jobs and Bull Board (a failed report costs the batch nothing).
           onProgress: (progress) => void job.updateProgress(progress).catch(() => undefined),
-        }),
-      ),
+        });
+        await compactFinishedBatch(job, batch);
+        return result;
+      }),
     },
     // A command whose worker died twice is failed (the API answers 503, a repeat runs it again)
     // rather than taking down every worker that picks it up.
