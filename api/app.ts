@@ -5,6 +5,7 @@ import type { Logger } from '../infra/logger';
 import type { AppConfig } from '../infra/config/load-config';
 import { errorHandler, notFoundHandler } from './http/error-handler';
 import { requestLogger } from './http/request-logger';
+import { corsPolicy } from './http/cors';
 import { apiSecurityHeaders, bullBoardSecurityHeaders } from './http/security-headers';
 import { rateLimit } from './limits/rate-limit';
 import { exportSlots } from './limits/export-slots';
@@ -44,8 +45,13 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false); // entity ETags come from row versions, not body hashes
   app.set('query parser', 'simple');
 
-  app.use(requestLogger(deps.logger, { ignore: (url) => url.startsWith('/health/') }));
+  app.use(
+    requestLogger(deps.logger, { ignore: (url) => url.startsWith('/health/'), accessLog: deps.config.accessLog }),
+  );
   app.use(apiSecurityHeaders());
+  // Before authentication: a browser's preflight carries no token (CORS_ORIGINS; off by default).
+  const corsHandler = corsPolicy(deps.config.corsOrigins);
+  if (corsHandler) app.use(corsHandler);
   app.use(healthRoutes(deps.knex, deps.redis)); // the only routes open without a token
 
   const grants = cachedRoleGrants(deps.knex);

@@ -8,6 +8,8 @@ source scripts/lib/stores.sh
 ensure_built
 provision_stores dev "${DEV_PG_PORT:-54320}" "${DEV_REDIS_PORT:-63790}" emapi
 node dist/db/cli/migrate.js
+# A database without schemes gets the demo data set (SEED_DEMO=false skips it); it says what it did.
+node dist/db/cli/seed-demo.js || echo "[start] the demo data set could not be loaded (see above); starting without it" >&2
 # No auth settings: a local try-out with mock authentication (loopback only), said out loud.
 if [ -z "${AUTH_MOCK:-}${AUTH_ISSUER_BASE_URL:-}${AUTH_ISSUER:-}${AUTH_JWKS_URI:-}${AUTH_SECRET:-}" ]; then
   export AUTH_MOCK=true

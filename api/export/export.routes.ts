@@ -95,7 +95,7 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
     res.setHeader('Content-Type', MEDIA_TYPE[format]);
     res.setHeader('Content-Disposition', `attachment; filename="${entity.route}.${format}"`);
     res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('Vary', 'Accept');
+    res.vary('Accept');
     let stalled = false;
     const unwatch = dropWhenStalled(res, deps.stallMs, () => {
       stalled = true;

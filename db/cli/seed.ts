@@ -25,12 +25,12 @@ async function main(): Promise<void> {
     const counts =
       schemes === 0
         ? {}
-        : await generateData(knex, {
+        : ((await generateData(knex, {
             schemes,
             seed,
             onProgress: (table, rows) =>
               console.error(`[seed] ${table}: ${rows} rows (${((Date.now() - started) / 1000).toFixed(1)} s)`),
-          });
+          })) ?? {});
     const loaded = Date.now();
     let last = 0;
     // `--skip-search` leaves the search read model to a later `POST /Jobs/RebuildViews`.

@@ -15,6 +15,11 @@ export interface GenerateOptions {
   schemes: number;
   seed: number;
   onProgress?: (table: string, rows: number) => void;
+  /**
+   * Load nothing (and answer null) when the schemes table has rows. Checked in the loading
+   * transaction under a lock that also blocks inserts, so two loaders cannot both find it empty.
+   */
+  onlyWithoutSchemes?: boolean;
 }
 
 /** mulberry32: a small, fast, seedable PRNG, so the same seed gives the same data. */
@@ -198,7 +203,7 @@ async function copyRows(
   await pipeline(source, sink);
 }
 
-export async function generateData(knex: Knex, options: GenerateOptions): Promise<Record<string, number>> {
+export async function generateData(knex: Knex, options: GenerateOptions): Promise<Record<string, number> | null> {
   const rand = prng(options.seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
   const int = (min: number, max: number) => min + Math.floor(rand() * (max - min + 1));
@@ -221,7 +226,11 @@ export async function generateData(knex: Knex, options: GenerateOptions): Promis
 
   const ref = async (table: string) =>
     ((await knex(table).select('id').orderBy('id')) as { id: number }[]).map((r) => r.id);
-  const countries = (await knex('countries').select('id', 'iso_code')) as { id: number; iso_code: string }[];
+  // In key order: the same seed picks the same rows whatever order Postgres returns them in.
+  const countries = (await knex('countries').select('id', 'iso_code').orderBy('id')) as {
+    id: number;
+    iso_code: string;
+  }[];
   const countryOf = new Map(countries.map((c) => [c.iso_code, c.id]));
   const [buildingTypes, devTypes, devStatuses, markets] = await Promise.all([
     ref('building_types'),
@@ -236,6 +245,14 @@ export async function generateData(knex: Knex, options: GenerateOptions): Promis
   const pg = (await knex.client.acquireConnection()) as PoolClient;
   try {
     await pg.query('begin');
+    if (options.onlyWithoutSchemes) {
+      await pg.query('lock table schemes in share row exclusive mode');
+      const { rows } = await pg.query<{ found: boolean }>('select exists (select 1 from schemes) as found');
+      if (rows[0]!.found) {
+        await pg.query('rollback');
+        return null;
+      }
+    }
     const step = async (table: keyof typeof counts, columns: string[], row: (i: number) => unknown[]) => {
       await copyRows(pg, table, ['id', ...columns], counts[table], (i) => [id(table, i), ...row(i)]);
       options.onProgress?.(table, counts[table]);

@@ -25,6 +25,32 @@ const hours = makeValidator<number>((raw) => {
   return n;
 });
 
+/**
+ * `CORS_ORIGINS`: `*`, or exact origins (scheme://host[:port], as a browser sends `Origin`), comma-
+ * separated. A path, a trailing slash or a wildcard inside a name would never match: refused.
+ */
+const corsOrigins = makeValidator<string>((raw) => {
+  const items = raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  if (items.length === 1 && items[0] === '*') return '*';
+  for (const item of items) {
+    let origin: string | undefined;
+    try {
+      origin = new URL(item).origin;
+    } catch {
+      origin = undefined;
+    }
+    if (origin !== item || !/^https?:/.test(item) || item.includes('*')) {
+      throw new EnvError(
+        `must be \`*\` or comma-separated origins like https://app.example.com (no path), not '${item}'`,
+      );
+    }
+  }
+  return items.join(',');
+});
+
 const nonNegative = integer(0);
 const positive = integer(1);
 
@@ -40,7 +66,15 @@ export const ENVIRONMENT = {
   NODE_ENV: str({ default: '', desc: '`production` refuses mock authentication; `test` lowers the default log level' }),
   LOG_LEVEL: str({
     default: '',
-    desc: 'pino level (default `info`, `warn` under NODE_ENV=test); one JSON line per request: 5xx error, 4xx info, others debug',
+    desc: 'pino level (default `info`, `warn` under NODE_ENV=test)',
+  }),
+  ACCESS_LOG: bool({
+    default: true,
+    desc: 'one access line per request at `info` (method, URL, status, duration, request id, subject; 5xx at `error`); `false`: 5xx lines only',
+  }),
+  CORS_ORIGINS: corsOrigins({
+    default: '',
+    desc: 'origins browsers may call the API from (CORS): exact origins, comma-separated (`https://app.example.com`), or `*`; empty: off',
   }),
   AUTH_MOCK: bool({
     default: false,
@@ -132,6 +166,10 @@ export const PROCESS_ENVIRONMENT: Record<string, { default: string; desc: string
   COMMAND_WORKER_PROCESSES: { default: '1', desc: 'command worker processes under one primary' },
   COMMAND_LOCK_DURATION_MS: { default: 'WORKER_LOCK_DURATION_MS', desc: 'command workers only' },
   COMMAND_STALLED_INTERVAL_MS: { default: 'WORKER_STALLED_INTERVAL_MS', desc: 'command workers only' },
+  SEED_DEMO: {
+    default: 'true',
+    desc: '`npm start` loads the demo data set (300 schemes and their records) into a database without schemes; `false` skips it',
+  },
 };
 
 /** The cleaned environment; every invalid or missing variable in one ConfigError. */

@@ -27,6 +27,10 @@ export interface AppConfig {
   queuePrefix: string;
   production: boolean;
   logLevel: string;
+  /** One `info` line per request (ACCESS_LOG); off: only 5xx requests are logged, the rest at debug. */
+  accessLog: boolean;
+  /** Origins allowed by CORS (CORS_ORIGINS): `*`, or exact origins; empty: CORS off. */
+  corsOrigins: '*' | string[];
   auth: AuthConfig;
   commandTimeoutMs: number;
   maxTop: number;
@@ -110,6 +114,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     queuePrefix: e.QUEUE_PREFIX,
     production,
     logLevel: e.LOG_LEVEL || (e.NODE_ENV === 'test' ? 'warn' : 'info'),
+    accessLog: e.ACCESS_LOG,
+    corsOrigins: e.CORS_ORIGINS === '*' ? '*' : e.CORS_ORIGINS.split(',').filter((origin) => origin !== ''),
     auth: {
       mock,
       mockRole: e.AUTH_MOCK_ROLE as MockRole,

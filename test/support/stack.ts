@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { Knex } from 'knex';
+import type { DestinationStream } from 'pino';
 import { createApiRuntime } from '../../api/api-runtime';
 import { startCommandWorker } from '../../workers/commands/command-worker';
 import { loadConfig, type AppConfig } from '../../infra/config/load-config';
@@ -29,6 +30,8 @@ export interface StackOptions {
   workers?: WorkerStarter[];
   /** How the service reaches its database, given the test database's URL (e.g. through a proxy). */
   databaseUrl?: (direct: string) => string;
+  /** Where the API's log lines go (stdout otherwise), to read them; LOG_LEVEL in `env` sets the level. */
+  logDestination?: DestinationStream;
 }
 
 export interface HttpResult {
@@ -104,7 +107,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     AUTH_MOCK: options.env && REAL_AUTH.some((name) => options.env?.[name]) ? 'false' : 'true',
     ...options.env,
   });
-  const logger = createLogger('api-test', config.logLevel);
+  const logger = createLogger('api-test', config.logLevel, options.logDestination);
   const runtime = await createApiRuntime(config, logger);
   const { app, knex } = runtime;
   const server: Server = await new Promise((resolve) => {

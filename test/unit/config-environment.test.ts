@@ -79,3 +79,29 @@ test('hours may be fractions; everything else keeps its documented default', (t)
   t.is(config.listenHost, '0.0.0.0');
   t.is(loadConfig({ ...base, AUTH_MOCK: 'true' }).listenHost, '127.0.0.1');
 });
+
+test('CORS_ORIGINS: off by default, `*`, or exact origins; anything a browser would never send is refused', (t) => {
+  t.deepEqual(loadConfig(base).corsOrigins, []);
+  t.is(loadConfig({ ...base, CORS_ORIGINS: '*' }).corsOrigins, '*');
+  t.deepEqual(loadConfig({ ...base, CORS_ORIGINS: ' https://app.example.com , http://localhost:5173,' }).corsOrigins, [
+    'https://app.example.com',
+    'http://localhost:5173',
+  ]);
+  for (const bad of [
+    'https://app.example.com/',
+    'https://app.example.com/path',
+    'app.example.com',
+    'https://*.example.com',
+    'https://App.example.com',
+    '*,https://app.example.com',
+    'ftp://files.example.com',
+  ]) {
+    const err = t.throws(() => loadConfig({ ...base, CORS_ORIGINS: bad }), { instanceOf: ConfigError }, bad);
+    t.regex(err.message, /CORS_ORIGINS must be `\*` or comma-separated origins/, bad);
+  }
+});
+
+test('ACCESS_LOG is on unless turned off', (t) => {
+  t.true(loadConfig(base).accessLog);
+  t.false(loadConfig({ ...base, ACCESS_LOG: 'false' }).accessLog);
+});
