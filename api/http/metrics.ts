@@ -2,6 +2,7 @@ import type { JobType } from 'bullmq';
 import { Router, type RequestHandler } from 'express';
 import type { Knex } from 'knex';
 import { countUnpublished } from '../../db/commands/outbox';
+import { unavailable } from '../../domain/errors/domain-error';
 import type { Logger } from '../../infra/logger';
 import { httpRequestDuration, storeGauge, type Registry } from '../../infra/metrics/registry';
 import type { Scrape } from '../../infra/metrics/metrics-server';
@@ -69,17 +70,21 @@ export function requestMetrics(registry: Registry): RequestHandler {
   };
 }
 
-/** `GET /metrics` (Prometheus text, no token). */
+/**
+ * `GET /metrics` (Prometheus text, no token). Only the sum asked of a cluster primary can fail (it
+ * did not answer in time): a 503 problem from the error handler, like any store that cannot answer.
+ */
 export function metricsRoutes(scrape: () => Promise<Scrape>, logger: Logger): Router {
   const router = Router();
   router.get('/metrics', async (_req, res) => {
+    let answer: Scrape;
     try {
-      const { contentType, text } = await scrape();
-      res.type(contentType).send(text);
+      answer = await scrape();
     } catch (err) {
       logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'metrics scrape failed');
-      res.status(503).type('text/plain').send('metrics unavailable\n');
+      throw unavailable('Metrics are not available right now.');
     }
+    res.type(answer.contentType).send(answer.text);
   });
   return router;
 }
