@@ -8,6 +8,10 @@ import type { AppConfig } from '../infra/config/load-config';
 import { createApp } from './app';
 import { commandBusOptionsOf, createCommandBus, type CommandBus } from './commands/command-bus';
 import { createQueueRegistry, type QueueRegistry } from './jobs/queue-registry';
+import { processRegistry, type Registry } from '../infra/metrics/registry';
+import { isClusterChild, joinClusterMetrics } from '../infra/metrics/cluster-metrics';
+import type { Scrape } from '../infra/metrics/metrics-server';
+import { registerApiMetrics } from './http/metrics';
 
 /** Everything one API process runs on, built once from its configuration. */
 export interface ApiRuntime {
@@ -16,6 +20,8 @@ export interface ApiRuntime {
   redis: Redis;
   queues: QueueRegistry;
   commandBus: CommandBus;
+  /** This runtime's metrics registry when METRICS_ENABLED (one per runtime: tests run several). */
+  metrics?: Registry;
   /** Closes the queues, the command bus and both store connections (after the server closed). */
   close(): Promise<void>;
 }
@@ -33,9 +39,11 @@ export async function createApiRuntime(config: AppConfig, logger: Logger): Promi
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
   const queues = createQueueRegistry(redis, config.queuePrefix, logger);
   const commandBus = await createCommandBus(commandBusOptionsOf(config, redis, logger));
-  const app = createApp({ config, knex, redis, logger, queues, commandBus });
+  const metrics = config.metrics.enabled ? apiMetrics({ knex, queues, logger }) : undefined;
+  const app = createApp({ config, knex, redis, logger, queues, commandBus, metrics });
   return {
     app,
+    metrics: metrics?.registry,
     knex,
     redis,
     queues,
@@ -46,4 +54,15 @@ export async function createApiRuntime(config: AppConfig, logger: Logger): Promi
       await Promise.allSettled([knex.destroy(), redis.quit()]);
     },
   };
+}
+
+/**
+ * The API's registry and how `/metrics` reads it: this process's own, or under API_PROCESSES > 1
+ * the sum of every process's, from the primary (infra/metrics/cluster-metrics.ts).
+ */
+function apiMetrics(deps: Parameters<typeof registerApiMetrics>[1]): { registry: Registry; scrape(): Promise<Scrape> } {
+  const registry = processRegistry();
+  registerApiMetrics(registry, deps);
+  if (isClusterChild()) return { registry, scrape: joinClusterMetrics(registry) };
+  return { registry, scrape: async () => ({ contentType: registry.contentType, text: await registry.metrics() }) };
 }

@@ -24,6 +24,9 @@ import { commandRoutes } from './commands/command.routes';
 import { batchRoutes } from './batch/batch.routes';
 import type { CommandBus } from './commands/command-bus';
 import { patchLimitsOf } from '../infra/config/patch-limits';
+import type { Registry } from '../infra/metrics/registry';
+import type { Scrape } from '../infra/metrics/metrics-server';
+import { metricsRoutes, requestMetrics } from './http/metrics';
 
 export interface AppDeps {
   config: AppConfig;
@@ -34,6 +37,8 @@ export interface AppDeps {
   queues: QueueRegistry;
   /** The producer of the `commands` queue, ready before the app serves (api/commands/command-bus.ts). */
   commandBus: CommandBus;
+  /** With METRICS_ENABLED: the registry requests are counted in, and what `GET /metrics` answers. */
+  metrics?: { registry: Registry; scrape(): Promise<Scrape> };
 }
 
 /** Builds the HTTP application; no listening, no process handling (that is main.ts). */
@@ -45,14 +50,20 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false); // entity ETags come from row versions, not body hashes
   app.set('query parser', 'simple');
 
+  if (deps.metrics) app.use(requestMetrics(deps.metrics.registry));
   app.use(
-    requestLogger(deps.logger, { ignore: (url) => url.startsWith('/health/'), accessLog: deps.config.accessLog }),
+    requestLogger(deps.logger, {
+      ignore: (url) => url.startsWith('/health/') || url === '/metrics',
+      accessLog: deps.config.accessLog,
+    }),
   );
   app.use(apiSecurityHeaders());
   // Before authentication: a browser's preflight carries no token (CORS_ORIGINS; off by default).
   const corsHandler = corsPolicy(deps.config.corsOrigins);
   if (corsHandler) app.use(corsHandler);
-  app.use(healthRoutes(deps.knex, deps.redis)); // the only routes open without a token
+  // The only routes open without a token; without METRICS_ENABLED `/metrics` is a 404 like any unknown route.
+  app.use(healthRoutes(deps.knex, deps.redis));
+  if (deps.metrics) app.use(metricsRoutes(deps.metrics.scrape, deps.logger));
 
   const grants = cachedRoleGrants(deps.knex);
   app.use(authenticate(deps.config.auth, grants));

@@ -25,6 +25,8 @@ if [ -z "${COMMAND_SIGNING_KEY:-}" ]; then
   COMMAND_SIGNING_KEY=$(cat "$key_file")
   export COMMAND_SIGNING_KEY
 fi
+# Prometheus metrics on the API's own port (GET /metrics, DESIGN §15); METRICS_ENABLED=false turns them off.
+export METRICS_ENABLED="${METRICS_ENABLED:-true}"
 # Local stores started here keep running after Ctrl-C (their data lives in .data/dev); stop them
 # with `npm run stores:stop`.
 exec node dist/scripts/supervisor.js

@@ -43,3 +43,9 @@ export async function markEventsPublished(knex: Knex, eventIds: readonly string[
 
 /** Rows age out once published (unpublished ones have no time there and stay); the activity log keeps the lasting record. */
 export const OUTBOX_RETENTION: RetainedTable = { table: 'outbox', key: 'id', timeColumn: 'published_at' };
+
+/** Events written but not yet relayed to the event queues (the partial index `outbox_unpublished`). */
+export async function countUnpublished(knex: Knex): Promise<number> {
+  const row = (await knex('outbox').whereNull('published_at').count({ n: '*' }).first()) as { n: string | number };
+  return Number(row.n);
+}

@@ -154,6 +154,14 @@ export const ENVIRONMENT = {
     default: 168,
     desc: 'how long command-log entries (the Idempotency-Key window) are kept',
   }),
+  METRICS_ENABLED: bool({
+    default: false,
+    desc: '`GET /metrics` on the API port (Prometheus text, no token); off: a 404 like any unknown route; `npm start` sets it',
+  }),
+  METRICS_PORT: nonNegative({
+    default: undefined,
+    desc: 'worker processes serve `GET /metrics` on this port (on LISTEN_HOST’s interface); under one primary the primary serves all its processes’ sum there; unset: none',
+  }),
   RETENTION_INTERVAL_MS: positive({
     default: 60_000,
     desc: 'how often the one retention job runs (a job scheduler on the `maintenance` queue)',

@@ -57,6 +57,8 @@ export interface AppConfig {
   bullBoardReadOnly: boolean;
   /** HMAC key over every command payload; workers refuse a command whose signature fails. */
   commandSigningKey: string;
+  /** `GET /metrics` on the API (METRICS_ENABLED); worker processes' own metrics port (METRICS_PORT). */
+  metrics: { enabled: boolean; port?: number };
   /** How long published outbox rows and finished command-log rows are kept (the idempotency window). */
   retention: { outboxMs: number; commandLogMs: number; intervalMs: number };
 }
@@ -152,6 +154,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     listenHost: e.LISTEN_HOST || (mock ? '127.0.0.1' : '0.0.0.0'),
     bullBoardReadOnly: e.BULL_BOARD_READ_ONLY,
     commandSigningKey: e.COMMAND_SIGNING_KEY,
+    metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },
     retention: {
       outboxMs: Math.round(e.OUTBOX_RETENTION_HOURS * 3600_000),
       commandLogMs: Math.round(e.COMMAND_LOG_RETENTION_HOURS * 3600_000),

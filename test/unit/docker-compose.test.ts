@@ -93,3 +93,10 @@ test('processes run as their package.json scripts say, V8 flags included (compos
   const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[];
   t.is(cmd.join(' '), pkg.scripts.api ?? 'missing script', 'Dockerfile CMD is npm run api');
 });
+
+test('metrics: the API is told METRICS_ENABLED and every worker pool a METRICS_PORT', (t) => {
+  t.regex(String(compose.services.api!.environment?.METRICS_ENABLED), /^\$\{METRICS_ENABLED:-(true|false)\}$/);
+  for (const name of ['worker-commands', 'worker-views', 'worker-notifications']) {
+    t.regex(String(compose.services[name]!.environment?.METRICS_PORT), /^\$\{METRICS_PORT:-\d+\}$/, name);
+  }
+});

@@ -15,10 +15,13 @@ import { createKnex } from '../../db/knex';
 import { createLogger, type Logger } from '../../infra/logger';
 import { createQueueWorker } from '../shared/worker-process';
 import { patchLimitsOf } from '../../infra/config/patch-limits';
-import { createCommandRunner, type TestPause } from './command-runner';
+import { HANDLERS, createCommandRunner, type TestPause } from './command-runner';
+import type { GroupOutcome } from './group-runner';
 import { OutboxPublisher } from './outbox-publisher';
 import { OutboxSweeper } from './outbox-sweeper';
 import { startRetentionWorker } from './retention-worker';
+import { commandDuration, Registry } from '../../infra/metrics/registry';
+import type { RunningWorker } from '../shared/worker-process';
 
 /** Connections for the GETs of batches (a batch reads one GET at a time; a list and its count at once). */
 const BATCH_READ_CONNECTIONS = 4;
@@ -29,6 +32,35 @@ export interface CommandWorkerOptions {
   stalledRecovery?: { lockDuration?: number; stalledInterval?: number };
   testPause?: TestPause;
   outboxSweepIntervalMs?: number;
+  /** The process's metrics registry (METRICS_PORT); a registry of the worker's own otherwise. */
+  metrics?: Registry;
+}
+
+type Outcome = { ok: true } | { ok: false; failure: { kind: string } };
+
+/**
+ * `fn`, observing `emapi_command_duration_seconds` {command, entity, outcome} for each run: `ok`,
+ * the kind of a domain failure (its result), or `error` when it throws (infrastructure; retried).
+ */
+function timed<A extends unknown[], R>(
+  registry: Registry,
+  labelsOf: (first: NoInfer<A>[0]) => { command: string; entity: string },
+  outcomeOf: (result: NoInfer<R>) => Outcome,
+  fn: (...args: A) => Promise<R>,
+): (...args: A) => Promise<R> {
+  const histogram = commandDuration(registry);
+  return async (...args: A) => {
+    const end = histogram.startTimer(labelsOf(args[0]));
+    try {
+      const result = await fn(...args);
+      const outcome = outcomeOf(result);
+      end({ outcome: outcome.ok ? 'ok' : outcome.failure.kind });
+      return result;
+    } catch (err) {
+      end({ outcome: 'error' });
+      throw err;
+    }
+  };
 }
 
 /**
@@ -39,8 +71,9 @@ export interface CommandWorkerOptions {
 export async function startCommandWorker(
   config: AppConfig,
   options: CommandWorkerOptions = {},
-): Promise<{ close(): Promise<void> }> {
+): Promise<RunningWorker> {
   const logger = options.logger ?? createLogger('commands', config.logLevel);
+  const metrics = options.metrics ?? new Registry();
   const knex = createKnex(config.databaseUrl, config.dbPoolMax, logger);
   const redis = createRedis(config.redisUrl, 'worker');
   redis.on('error', (err) => logger.debug({ err: err.message }, 'redis connection error'));
@@ -57,27 +90,46 @@ export async function startCommandWorker(
     publish: (events) => publisher.publish(events),
     intervalMs: options.outboxSweepIntervalMs,
   });
-  const run = createCommandRunner({
-    knex,
-    logger,
-    onCommitted: (events) => publisher.publishSoon(events),
-    testPause: options.testPause,
-    patchLimits: patchLimitsOf(config),
-  });
+  const run = timed(
+    metrics,
+    // Only commands the API signed get here; an unknown name fails in the runner, counted as one label.
+    (command: Command) => ({
+      command: Object.hasOwn(HANDLERS, command.name) ? command.name : 'unknown',
+      entity: command.entity,
+    }),
+    (result: CommandResult) => result,
+    createCommandRunner({
+      knex,
+      logger,
+      onCommitted: (events) => publisher.publishSoon(events),
+      testPause: options.testPause,
+      patchLimits: patchLimitsOf(config),
+    }),
+  );
   const readSettings = readSettingsOf({ maxTop: config.maxTop, limits: config.limits });
-  const runGroup = createGroupRunner({
-    knex,
-    logger,
-    readSettings,
-    onCommitted: (events) => publisher.publishSoon(events),
-    testPause: options.testPause,
-    patchLimits: patchLimitsOf(config),
-  });
+  const runGroup = timed(
+    metrics,
+    () => ({ command: 'group', entity: '$batch' }),
+    (outcome: GroupOutcome) => outcome.result,
+    createGroupRunner({
+      knex,
+      logger,
+      readSettings,
+      onCommitted: (events) => publisher.publishSoon(events),
+      testPause: options.testPause,
+      patchLimits: patchLimitsOf(config),
+    }),
+  );
   // The GETs of batches run on connections of their own: a read sets STATEMENT_TIMEOUT_MS on its
   // connection, which the commands' connections must not carry.
   const readKnex = createKnex(config.databaseUrl, BATCH_READ_CONNECTIONS, logger);
   const journal = redisBatchJournal(redis, config.queuePrefix, logger);
-  const runBatch = createBatchRunner({ knex, readKnex, journal, runCommand: run, runGroup, readSettings });
+  const runBatch = timed(
+    metrics,
+    () => ({ command: 'batch', entity: '$batch' }),
+    (result: BatchResult | CommandResult) => result,
+    createBatchRunner({ knex, readKnex, journal, runCommand: run, runGroup, readSettings }),
+  );
 
   /**
    * Verifies a job's signature, runs it and settles its pending count: a command or a whole batch.
@@ -155,6 +207,7 @@ export async function startCommandWorker(
   await worker.waitUntilReady();
   const retention = await startRetentionWorker(config, knex, logger);
   return {
+    metrics,
     async close() {
       await retention.close();
       await worker.close();

@@ -36,9 +36,10 @@ function testPauseOf(env: NodeJS.ProcessEnv): TestPause | undefined {
 
 runWorkerProcess(
   'commands',
-  async (config, logger) => {
+  async (config, logger, metrics) => {
     const options: CommandWorkerOptions = {
       logger,
+      metrics,
       stalledRecovery: {
         lockDuration: positiveInt(process.env, 'COMMAND_LOCK_DURATION_MS') ?? config.stalledRecovery.lockDuration,
         stalledInterval:

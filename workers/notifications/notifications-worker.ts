@@ -1,12 +1,25 @@
 import { startQueueWorker, type RunningWorker } from '../shared/worker-process';
 import type { AppConfig } from '../../infra/config/load-config';
+import type { Logger } from '../../infra/logger';
+import type { Registry } from '../../infra/metrics/registry';
 import { QUEUE } from '../../domain/queues/queue-contracts';
+import { observingEventLag } from '../shared/event-lag';
 import { recordBurstHandler, recordEventHandler } from './record-activity.handler';
 
 /** The notification worker: every domain event becomes an activity-log entry (GET /Activities). */
-export function startNotificationsWorker(config: AppConfig): Promise<RunningWorker> {
-  return startQueueWorker(config, QUEUE.notifications, ({ knex, logger }) => ({
-    eventBurst: recordBurstHandler(knex, logger),
-    event: recordEventHandler(knex),
-  }));
+export function startNotificationsWorker(
+  config: AppConfig,
+  _logger?: Logger,
+  metrics?: Registry,
+): Promise<RunningWorker> {
+  return startQueueWorker(
+    config,
+    QUEUE.notifications,
+    ({ knex, logger, metrics }) =>
+      observingEventLag(QUEUE.notifications, metrics, {
+        eventBurst: recordBurstHandler(knex, logger),
+        event: recordEventHandler(knex),
+      }),
+    metrics,
+  );
 }

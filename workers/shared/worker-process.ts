@@ -9,24 +9,34 @@ import type { AppConfig } from '../../infra/config/load-config';
 import { loadConfig } from '../../infra/config/load-config';
 import { JobDispatcher, type JobHandlers } from './job-dispatcher';
 import type { QueueName } from '../../domain/queues/queue-contracts';
+import { Registry, processRegistry } from '../../infra/metrics/registry';
+import { serveMetrics } from '../../infra/metrics/metrics-server';
+import { isClusterChild, joinClusterMetrics } from '../../infra/metrics/cluster-metrics';
 
 /** How long a stopping worker waits for its active jobs before exiting anyway. */
 const CLOSE_TIMEOUT_MS = 15_000;
 
-/** What a worker kind needs to run: config, its own database pool and logger. */
+/** What a worker kind needs to run: config, its own database pool, logger and metrics registry. */
 export interface WorkerContext {
   config: AppConfig;
   knex: Knex;
   logger: Logger;
+  metrics: Registry;
 }
 
 export interface RunningWorker {
+  /** The worker's metrics (its process's registry, or one of its own when started in a test). */
+  metrics: Registry;
   close(): Promise<void>;
 }
 
-export function workerContext(config: AppConfig, component: string): WorkerContext {
+/** Starts a worker kind; `metrics` is the process's registry when it serves METRICS_PORT. */
+export type WorkerStart = (config: AppConfig, logger: Logger, metrics?: Registry) => Promise<RunningWorker>;
+
+function workerContext(config: AppConfig, component: string, metrics: Registry | undefined): WorkerContext {
   const logger = createLogger(component, config.logLevel);
-  return { config, knex: createKnex(config.databaseUrl, config.dbPoolMax, logger), logger };
+  const knex = createKnex(config.databaseUrl, config.dbPoolMax, logger);
+  return { config, knex, logger, metrics: metrics ?? new Registry() };
 }
 
 export interface WorkerProcessOptions {
@@ -34,28 +44,53 @@ export interface WorkerProcessOptions {
   processesVariable?: string;
 }
 
+/** Where the primary serves its processes' metrics: METRICS_PORT, when the configuration reads. */
+function primaryMetricsAt(logger: Logger): { port: number; host: string } | undefined {
+  try {
+    const config = loadConfig();
+    return config.metrics.port === undefined ? undefined : { port: config.metrics.port, host: config.listenHost };
+  } catch (err) {
+    // Each process refuses the same configuration and says why; the primary only skips its metrics.
+    logger.debug({ err: (err as Error).message }, 'no metrics port: the configuration does not read');
+    return undefined;
+  }
+}
+
 /**
  * Entry point of every worker process (`npm run worker:*`): configuration only from the
  * environment, optionally several processes under one primary (a process that dies is replaced),
- * closed cleanly on SIGTERM/SIGINT.
+ * closed cleanly on SIGTERM/SIGINT. With METRICS_PORT a lone process serves its metrics there;
+ * under a primary the primary serves the sum of its processes' (infra/metrics/cluster-metrics.ts).
  */
-export function runWorkerProcess(
-  name: string,
-  start: (config: AppConfig, logger: Logger) => Promise<RunningWorker>,
-  options: WorkerProcessOptions = {},
-): void {
+export function runWorkerProcess(name: string, start: WorkerStart, options: WorkerProcessOptions = {}): void {
   const processes = options.processesVariable ? processCount(options.processesVariable) : 1;
   if (processes > 1 && isClusterPrimary()) {
-    runClusterPrimary(processes, createLogger(`${name}-primary`, process.env.LOG_LEVEL || 'info'));
+    const logger = createLogger(`${name}-primary`, process.env.LOG_LEVEL || 'info');
+    runClusterPrimary(processes, logger, { metricsAt: primaryMetricsAt(logger) });
     return;
   }
   const boot = async () => {
     const config = loadConfig();
     const logger = createLogger(name, config.logLevel);
-    const running = await start(config, logger);
+    const port = config.metrics.port;
+    const registry = port === undefined ? undefined : processRegistry();
+    const running = await start(config, logger, registry);
+    let server: { close(): Promise<void> } | undefined;
+    if (registry && isClusterChild()) joinClusterMetrics(registry);
+    else if (registry && port !== undefined) {
+      const scrape = async () => ({ contentType: registry.contentType, text: await registry.metrics() });
+      server = await serveMetrics({ port, host: config.listenHost, logger, scrape });
+    }
     logger.info({ concurrency: config.workerConcurrency }, `${name} worker ready`);
     // `worker.close()` waits for active jobs without bound: an unfinished one is recovered as stalled.
-    exitOnSignals(logger, { what: 'active jobs', graceMs: CLOSE_TIMEOUT_MS, close: () => running.close() });
+    exitOnSignals(logger, {
+      what: 'active jobs',
+      graceMs: CLOSE_TIMEOUT_MS,
+      close: async () => {
+        await server?.close();
+        await running.close();
+      },
+    });
   };
   boot().catch((err: unknown) => {
     console.error(`[${name}] failed to start: ${err instanceof Error ? err.message : String(err)}`);
@@ -71,8 +106,9 @@ export async function startQueueWorker<Q extends QueueName>(
   config: AppConfig,
   queue: Q,
   handlersFor: (ctx: WorkerContext) => JobHandlers<Q>,
+  metrics?: Registry,
 ): Promise<RunningWorker> {
-  const ctx = workerContext(config, queue);
+  const ctx = workerContext(config, queue, metrics);
   let worker: Worker;
   try {
     worker = createQueueWorker({
@@ -90,6 +126,7 @@ export async function startQueueWorker<Q extends QueueName>(
   }
   await worker.waitUntilReady();
   return {
+    metrics: ctx.metrics,
     async close() {
       await worker.close();
       await ctx.knex.destroy();
