@@ -21,6 +21,9 @@ function once<M>(registry: Registry, name: string, make: () => M): M {
   return (registry.getSingleMetric(name) as M | undefined) ?? make();
 }
 
+/** Seconds, from a keyed read (a few ms) to a long `$batch` (a minute). */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
 /** Seconds from the request's start to its response's end (aborted requests included). */
 export function httpRequestDuration(registry: Registry): Histogram<'method' | 'route' | 'status'> {
   return once(
@@ -31,7 +34,7 @@ export function httpRequestDuration(registry: Registry): Histogram<'method' | 'r
         name: 'http_request_duration_seconds',
         help: 'HTTP requests by method, route pattern and status',
         labelNames: ['method', 'route', 'status'],
-        buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+        buckets: DURATION_BUCKETS,
         registers: [registry],
       }),
   );
@@ -47,7 +50,7 @@ export function commandDuration(registry: Registry): Histogram<'command' | 'enti
         name: 'emapi_command_duration_seconds',
         help: 'Commands run by a command worker: create/replace/patch/delete, a $batch group, a whole $batch; outcome ok, the failure kind, or error (infrastructure)',
         labelNames: ['command', 'entity', 'outcome'],
-        buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+        buckets: DURATION_BUCKETS,
         registers: [registry],
       }),
   );
