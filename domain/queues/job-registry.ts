@@ -32,12 +32,18 @@ interface JobContract {
 const HOUR_S = 3600;
 const DAY_S = 24 * HOUR_S;
 
+/** Commands and batches: retried past a store blip (domain failures are results, never retried). */
+const COMMAND_RETRIES = { attempts: 3, backoff: { type: 'exponential', delay: 500 } } as const;
+
+/** Finished jobs kept an hour, failed ones a week, at most `count` of each (awaiting callers, /Commands, /Jobs). */
+const kept = (count: number) =>
+  ({ removeOnComplete: { age: HOUR_S, count }, removeOnFail: { age: 7 * DAY_S, count } }) as const;
+
 /** Event jobs, bursts or single: retried past a store blip, kept like commands. */
 const EVENT_JOB_OPTIONS = {
   attempts: 5,
   backoff: { type: 'exponential', delay: 1000 },
-  removeOnComplete: { age: HOUR_S, count: 10_000 },
-  removeOnFail: { age: 7 * DAY_S, count: 10_000 },
+  ...kept(10_000),
 } as const satisfies JobOptions;
 
 export const JOBS = {
@@ -48,12 +54,7 @@ export const JOBS = {
   command: {
     queues: [QUEUE.commands],
     names: COMMAND_NAMES,
-    options: {
-      attempts: 3,
-      backoff: { type: 'exponential', delay: 500 },
-      removeOnComplete: { age: HOUR_S, count: 10_000 },
-      removeOnFail: { age: 7 * DAY_S, count: 10_000 },
-    },
+    options: { ...COMMAND_RETRIES, ...kept(10_000) },
   },
   /**
    * A `$batch` for the command workers (DESIGN §12): its units run in order, each recorded in the
@@ -63,12 +64,7 @@ export const JOBS = {
   batch: {
     queues: [QUEUE.commands],
     names: [BATCH_JOB],
-    options: {
-      attempts: 3,
-      backoff: { type: 'exponential', delay: 500 },
-      removeOnComplete: { age: HOUR_S, count: 1_000 },
-      removeOnFail: { age: 7 * DAY_S, count: 1_000 },
-    },
+    options: { ...COMMAND_RETRIES, ...kept(1_000) },
   },
   /**
    * A burst of committed domain events, for the search read model and the activity log: what the

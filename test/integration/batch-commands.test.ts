@@ -104,6 +104,13 @@ async function waitForOutput(worker: WorkerProcess, check: () => boolean, what: 
   });
 }
 
+/** Waits for the worker's `pauses`th held commit, then kills it there. */
+async function killAtPause(worker: WorkerProcess, pauses: number, what: string): Promise<void> {
+  await waitForOutput(worker, () => worker.pauses() >= pauses, what);
+  worker.child.kill('SIGKILL');
+  await worker.exited;
+}
+
 /** Another worker notices the dead one's lapsed lock and runs the job again. */
 async function startRecoveringWorker(t: ExecutionContext) {
   const recovering = await startCommandWorker(stack.config, {
@@ -428,9 +435,7 @@ test.serial('a worker killed before the commit of a group: the recovered job app
     { id: 'c1', atomicityGroup: 'g', method: 'POST', url: 'Companies', body: { Name: 'Killed Co' } },
   ];
   const response = sendBatch(stack, requests); // answered once another worker has recovered the job
-  await waitForOutput(worker, () => worker.pauses() >= 1, 'worker pause');
-  worker.child.kill('SIGKILL');
-  await worker.exited;
+  await killAtPause(worker, 1, 'worker pause');
   t.is(await countRows(stack, 'addresses', { address_line: 'Killed line' }), 0, 'nothing committed by the dead worker');
   t.is(await countRows(stack, 'companies', { name: 'Killed Co' }), 0);
 
@@ -474,9 +479,7 @@ test.serial(
       },
     ];
     const response = sendBatch(stack, requests);
-    await waitForOutput(worker, () => worker.pauses() >= 2, 'second pause');
-    worker.child.kill('SIGKILL');
-    await worker.exited;
+    await killAtPause(worker, 2, 'second pause');
     t.is(await countRows(stack, 'companies', { name: 'Replayed Co' }), 1, 'the first group committed');
     t.is(await countRows(stack, 'addresses', { address_line: 'Replayed line' }), 0, 'the second did not');
 
@@ -520,9 +523,7 @@ test.serial('a recovered batch answers its GETs as they read before the later wr
     { id: 'last', atomicityGroup: 'closing', method: 'POST', url: 'Companies', body: { Name: 'Read last' } },
   ];
   const response = sendBatch(stack, requests);
-  await waitForOutput(worker, () => worker.pauses() >= 3, 'third pause');
-  worker.child.kill('SIGKILL');
-  await worker.exited;
+  await killAtPause(worker, 3, 'third pause');
   t.is(await countRows(stack, 'companies', { name: 'Read after rename' }), 1, 'the rename committed');
   t.is(await countRows(stack, 'companies', { name: 'Read last' }), 0, 'the last group did not');
 
