@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../infra/logger';
 import type { AppConfig } from '../infra/config/load-config';
 import { errorHandler, notFoundHandler } from './http/error-handler';
+import { MAX_REQUEST_BODY_BYTES } from './http/request-body-limit';
 import { requestLogger } from './http/request-logger';
 import { corsPolicy } from './http/cors';
 import { apiSecurityHeaders, bullBoardSecurityHeaders } from './http/security-headers';
@@ -89,7 +90,7 @@ export function createApp(deps: AppDeps): Express {
   // Bodies are parsed only for authenticated callers.
   app.use(
     express.json({
-      limit: '1mb',
+      limit: MAX_REQUEST_BODY_BYTES,
       strict: false, // a non-array PATCH body must reach the route to get its own 400 (spec 4.3)
       type: ['application/json', 'application/json-patch+json', 'application/*+json'],
     }),

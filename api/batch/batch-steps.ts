@@ -12,13 +12,13 @@ import {
   forbidden,
   methodNotAllowed,
   notFound,
-  tooLarge,
   unsupportedMediaType,
 } from '../../domain/errors/domain-error';
 import { prefersRepresentation } from '../../domain/responses/answer';
 import { parseWriteBody } from '../../domain/validation/write-body';
 import { parsePatch, type PatchLimits } from '../../domain/writes/json-patch';
 import type { Caller } from '../auth/caller';
+import { MAX_REQUEST_BODY_BYTES, requestBodyTooLarge } from '../http/request-body-limit';
 
 /**
  * The API's check of each request of a `$batch` (DESIGN §12), the same a lone request gets: the
@@ -38,9 +38,6 @@ const METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'];
 
 /** Routes of the service that are not entity routes: never reached through a batch, whatever the role. */
 const SERVICE_ROUTES = new Set(['Jobs', 'Roles', 'Export', 'Commands', 'admin', 'health', '$batch', '%24batch']);
-
-/** The body limit of a lone request (the API's JSON parser), held per request of a batch too. */
-const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
 
 interface Target {
   route: string;
@@ -105,7 +102,7 @@ function writeStep(request: BatchRequest, target: Target, ctx: StepContext): Bat
     throw notFound(`No resource at ${method} /${request.url.replace(/^\//, '').split('?')[0]!.replace(/\/$/, '')}.`);
   }
   if (request.body !== undefined && Buffer.byteLength(JSON.stringify(request.body)) > MAX_REQUEST_BODY_BYTES) {
-    throw tooLarge('The request body exceeds the 1 MiB limit.');
+    throw requestBodyTooLarge();
   }
   const key = target.key === undefined ? undefined : keyOf(entity, target.key);
   const name: CommandName = { POST: 'create', PUT: 'replace', PATCH: 'patch', DELETE: 'delete' }[

@@ -3,13 +3,13 @@ import {
   DomainError,
   badRequest,
   notFound,
-  tooLarge,
   unavailable,
   unsupportedMediaType,
   type FailureKind,
 } from '../../domain/errors/domain-error';
 import { isStoreUnavailable, OUTAGE_RETRY_AFTER_SECONDS } from '../../infra/store-outage';
 import { bearerChallenge } from '../auth/unauthorized';
+import { requestBodyTooLarge } from './request-body-limit';
 import { STATUS_OF } from '../../domain/errors/problem';
 import { failureAnswer } from '../../domain/responses/answer';
 import { sendAnswer } from './send-answer';
@@ -83,7 +83,7 @@ function clientError(err: HttpError, status: number): DomainError {
     case 'entity.parse.failed':
       return badRequest('The request body is not valid JSON.');
     case 'entity.too.large':
-      return tooLarge('The request body exceeds the 1 MiB limit.');
+      return requestBodyTooLarge();
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return unsupportedMediaType(err.message);
