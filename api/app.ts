@@ -88,6 +88,7 @@ export function createApp(deps: AppDeps): Express {
       chargeReads: rateLimiter.charge,
       patchLimits: patchLimitsOf(deps.config),
       limits: deps.config.batch,
+      consistencyTokens: deps.replicas !== undefined,
     }),
   );
   // Bodies are parsed only for authenticated callers.

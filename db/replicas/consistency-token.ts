@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { badRequest } from '../../domain/errors/domain-error';
 
 /**
@@ -28,6 +29,15 @@ export function positionOfLsn(lsn: string): WalPosition {
 export function tokenOfLsn(lsn: string): string {
   positionOfLsn(lsn); // only LSNs become tokens
   return lsn.toUpperCase().replace('/', '-');
+}
+
+/**
+ * A token for writes that have committed: the primary's WAL position now, which is at or past
+ * every commit that has returned (asked after the commit, on any connection to the primary).
+ */
+export async function consistencyTokenNow(primary: Pick<Knex, 'raw'>): Promise<string> {
+  const result = await primary.raw<{ rows: { lsn: string }[] }>('select pg_current_wal_lsn()::text as lsn');
+  return tokenOfLsn(result.rows[0]!.lsn);
 }
 
 /** The position a token names; anything else this service never issued is a 400 naming the header. */

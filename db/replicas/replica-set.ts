@@ -1,7 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { createKnex, type KnexLog } from '../knex';
-import { lsnOfPosition, positionOfLsn, tokenOfLsn, type WalPosition } from './consistency-token';
+import {
+  consistencyTokenNow,
+  lsnOfPosition,
+  positionOfLsn,
+  positionOfToken,
+  type WalPosition,
+} from './consistency-token';
 
 /**
  * The hot standbys an API process reads from (DESIGN §14). Each is probed in the background for
@@ -58,15 +64,17 @@ function nameOf(url: string): string {
 }
 
 /**
- * Errors that say the replica, not the read, is at fault: it cannot be reached or is shutting down
- * (08xxx, 57P0x, sockets, pool timeouts), it is not a standby of ours any more, or it cancelled the
- * read to replay WAL (a recovery conflict, 40001 with that message). The primary answers those.
+ * Errors that say the replica, not the read, is at fault: it cannot be reached, refuses the
+ * connection or is shutting down (08, 28, 3D — the database not replayed yet —, 53, 57P, 58, XX,
+ * sockets, pool timeouts), or it cancelled the read to replay WAL (a recovery conflict: 40001 with
+ * that message). The primary answers those; a read's own errors (syntax, timeouts) stand.
  */
 function isReplicaFault(err: unknown): boolean {
   const e = err as { code?: string; message?: string } | null;
   const code = e?.code ?? '';
   const message = e?.message ?? '';
-  if (/^08|^57P0[1-3]$|^53300$|^E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|NOTFOUND)$/.test(code)) return true;
+  if (/^(08|28|3D|53|57P|58|XX)/.test(code)) return true;
+  if (/^E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|NOTFOUND|AI_AGAIN)$/.test(code)) return true;
   if (code === '40001' && /conflict with recovery/.test(message)) return true;
   return /Timeout acquiring a connection|Connection terminated|ECONNREFUSED/.test(message);
 }
@@ -112,14 +120,12 @@ export class ReplicaSet {
 
   /** The WAL position the primary has written up to now: at or after every commit it reported. */
   private async primaryPosition(): Promise<WalPosition> {
-    const result = await this.primary.raw<{ rows: { lsn: string }[] }>('select pg_current_wal_lsn()::text as lsn');
-    return positionOfLsn(result.rows[0]!.lsn);
+    return positionOfToken(await consistencyTokenNow(this.primary));
   }
 
   /** A token for a write that has just committed: the primary's WAL position now. */
-  async consistencyToken(): Promise<string> {
-    const result = await this.primary.raw<{ rows: { lsn: string }[] }>('select pg_current_wal_lsn()::text as lsn');
-    return tokenOfLsn(result.rows[0]!.lsn);
+  consistencyToken(): Promise<string> {
+    return consistencyTokenNow(this.primary);
   }
 
   /** Runs `work` on the chosen database; again on the primary when the chosen replica fails it. */

@@ -1,4 +1,5 @@
 import test from 'ava';
+import fc from 'fast-check';
 import type { Knex } from 'knex';
 import { createKnex } from '../../db/knex';
 import { positionOfToken } from '../../db/replicas/consistency-token';
@@ -27,7 +28,12 @@ test.before(async () => {
     replicaUrls: (direct) => [replica.urlFor(direct)],
   });
   replicaUrl = replica.urlFor(stack.directDatabaseUrl);
-  onReplica = createKnex(replicaUrl, 2);
+  onReplica = createKnex(replicaUrl, 2, quiet);
+  // The test database may reach the replica after the API's first probe (then it is down for 5 s).
+  await eventually(async () => {
+    const ready = await stack.get('/health/ready');
+    return (ready.body as { replicas?: { state: string; lagMs: number | null }[] }).replicas?.[0]?.lagMs === 0;
+  }, 20_000);
 });
 test.after.always(async () => {
   await onReplica?.destroy();
@@ -134,6 +140,36 @@ test.serial(
   },
 );
 
+test.serial('write answers inside a $batch carry the token too; its reads and failures do not', async (t) => {
+  await replica.pauseReplay();
+  try {
+    const res = await stack.request('POST', '/$batch', {
+      body: {
+        requests: [
+          { id: 'c1', method: 'POST', url: '/Companies', body: { Name: 'Batched' } },
+          { id: 'r1', method: 'GET', url: '/Companies?$top=1' },
+          { id: 'bad', method: 'POST', url: '/Companies', body: {} },
+        ],
+      },
+    });
+    t.is(res.status, 200);
+    const [created, read, bad] = (res.body as { responses: { status: number; headers: Record<string, string> }[] })
+      .responses;
+    t.is(created!.status, 201);
+    const token = created!.headers['x-consistency-token'];
+    t.regex(token ?? '', /^[0-9A-F]+-[0-9A-F]+$/);
+    t.is(read!.headers['x-consistency-token'], undefined);
+    t.is(bad!.status, 400);
+    t.is(bad!.headers['x-consistency-token'], undefined);
+    const id = created!.headers.location!.split('/').pop()!;
+    t.is((await stack.get(`/Companies/${id}`)).status, 404); // the paused replica
+    t.is((await stack.get(`/Companies/${id}`, { 'x-consistency-token': token! })).status, 200);
+  } finally {
+    await replica.resumeReplay();
+  }
+  await replicated('Batched');
+});
+
 test.serial('health and metrics show the replica and its lag', async (t) => {
   const ready = await stack.get('/health/ready');
   t.is(ready.status, 200);
@@ -192,4 +228,26 @@ test.serial('the replica stopped mid-run: every read answers from the primary; b
   t.is((await stack.get(`/Companies/${marker.id}`, { 'x-consistency-token': marker.token })).status, 200);
   await replica.setApplyDelay(0);
   await replicated('WhileDown');
+});
+
+test.serial('any X-Consistency-Token a client sends: 200 or a 400 problem naming it, never a 5xx', async (t) => {
+  const hex = fc.stringMatching(/^[0-9A-Fa-f]{1,9}$/);
+  const token = fc.oneof(
+    fc.string({
+      unit: fc.constantFrom(
+        ...' !#$%&()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_`abcdefghijklmnopqrstuvwxyz{|}~'.split(''),
+      ),
+    }),
+    fc.tuple(hex, fc.constantFrom('-', '/', ''), hex).map(([a, sep, b]) => `${a}${sep}${b}`),
+  );
+  await fc.assert(
+    fc.asyncProperty(token, async (value) => {
+      const res = await stack.get('/Companies?$top=1', { 'x-consistency-token': value });
+      if (res.status === 200) return;
+      t.is(res.status, 400, value);
+      t.is(res.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+      t.regex((res.body as { detail: string }).detail, /^X-Consistency-Token: /);
+    }),
+    { numRuns: 60 },
+  );
 });
