@@ -103,7 +103,7 @@ export function bullBoardLogin(deps: BullBoardLoginDeps): BullBoardLogin {
       state,
       nonce,
     });
-    res.setHeader('Set-Cookie', transactionCookie(sealed, TRANSACTION_TTL_SECONDS));
+    res.append('Set-Cookie', transactionCookie(sealed, TRANSACTION_TTL_SECONDS));
     res.setHeader('Cache-Control', 'no-store');
     res.redirect(302, location.href);
   }
@@ -206,7 +206,7 @@ export function bullBoardLogin(deps: BullBoardLoginDeps): BullBoardLogin {
           return;
         }
         // An altered, foreign or expired session counts for nothing; the browser forgets it.
-        if (cookies[SESSION_COOKIE] !== undefined) res.setHeader('Set-Cookie', sessionCookie('', 0));
+        if (cookies[SESSION_COOKIE] !== undefined) res.append('Set-Cookie', sessionCookie('', 0));
         if (wantsPage(req)) await startLogin(req, res);
         else next();
       })
