@@ -5,7 +5,8 @@ import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-prov
 
 /**
  * A real, standard OpenID Provider for the Bull Board login tests: oidc-provider (OpenID certified)
- * with its development login page, where any user name logs in. The users "admin" and "user" hold
+ * with a minimal login page of its own (oidc-provider's interaction API), where a user name typed
+ * logs in; its pages load nothing from elsewhere, so a browser test sees every console error. The users "admin" and "user" hold
  * the roles Admin and User in the `roles` claim, which the provider puts into the ID token; any
  * other name holds none. It listens at `http://localhost:<port>` while the API under test listens
  * at 127.0.0.1: two sites, as an issuer and an API are in real life, so SameSite rules apply as
@@ -34,10 +35,12 @@ export interface OidcIssuer {
 export async function startOidcIssuer(): Promise<OidcIssuer> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const signingKey: JWK = { ...(await exportJWK(privateKey)), kid: 'issuer-key-1', alg: 'RS256', use: 'sig' };
-  let handle: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  let provider: Provider | undefined;
   const server: Server = createServer((req, res) => {
-    if (handle) handle(req, res);
-    else res.writeHead(503).end('issuer not configured yet');
+    if (!provider) res.writeHead(503).end('issuer not configured yet');
+    else if (req.url?.startsWith('/interaction/'))
+      interaction(provider, req, res).catch(() => res.writeHead(400).end());
+    else provider.callback()(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://localhost:${(server.address() as AddressInfo).port}`;
@@ -67,7 +70,19 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
       scopes: ['openid', 'profile', 'roles', 'offline_access'],
       // The roles claim in the ID token itself, as issuers configured for role-based apps put it.
       conformIdTokenClaims: false,
-      features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
+      interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+      features: {
+        devInteractions: { enabled: false },
+        rpInitiatedLogout: {
+          enabled: true,
+          logoutSource: (ctx, form) => {
+            ctx.body = issuerPage(
+              'Log out',
+              `${form}<button type="submit" form="op.logoutForm" value="yes" name="logout">Yes, log me out</button>`,
+            );
+          },
+        },
+      },
       pkce: { required: () => true },
       findAccount: (_ctx, id) => ({
         accountId: id,
@@ -85,8 +100,7 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
         return grant;
       },
     };
-    const provider = new Provider(url, configuration);
-    handle = provider.callback();
+    provider = new Provider(url, configuration);
     return {
       BULL_BOARD_OIDC_ISSUER: url,
       BULL_BOARD_OIDC_CLIENT_ID: options.confidential ? CONFIDENTIAL_CLIENT_ID : CLIENT_ID,
@@ -106,4 +120,27 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
         server.closeAllConnections();
       }),
   };
+}
+
+function issuerPage(title: string, body: string): string {
+  return `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>`;
+}
+
+/** The login prompt: a form for a user name (and a password nobody checks). */
+async function interaction(provider: Provider, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const details = await provider.interactionDetails(req, res);
+  if (req.method === 'GET') {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(
+      issuerPage(
+        'Sign in',
+        `<form method="post" action="/interaction/${details.uid}"><input name="login" required><input name="password" type="password" required><button type="submit">Sign in</button></form>`,
+      ),
+    );
+    return;
+  }
+  let body = '';
+  for await (const chunk of req) body += String(chunk);
+  const login = new URLSearchParams(body).get('login') ?? '';
+  await provider.interactionFinished(req, res, { login: { accountId: login } }, { mergeWithLastSubmission: false });
 }
