@@ -24,11 +24,18 @@ export const SESSION_SECRET = 'the-test-session-secret-of-bull-board-0123456789'
 
 const ROLES: Record<string, string[]> = { admin: ['Admin'], user: ['User'] };
 
+export interface RegisterOptions {
+  /** The API logs in as a confidential client (client_secret_basic) rather than a public one. */
+  confidential?: boolean;
+  /** The roles claim only in userinfo, not in the ID token (the OIDC default for the code flow). */
+  rolesInUserinfo?: boolean;
+}
+
 export interface OidcIssuer {
   /** `http://localhost:<port>`, the issuer identifier. */
   url: string;
   /** Builds the provider with the clients of the API at `apiOrigin`; returns the API's login settings. */
-  register(apiOrigin: string, options?: { confidential?: boolean }): Record<string, string>;
+  register(apiOrigin: string, options?: RegisterOptions): Record<string, string>;
   close(): Promise<void>;
 }
 
@@ -45,7 +52,7 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://localhost:${(server.address() as AddressInfo).port}`;
 
-  function register(apiOrigin: string, options: { confidential?: boolean } = {}): Record<string, string> {
+  function register(apiOrigin: string, options: RegisterOptions = {}): Record<string, string> {
     const redirectUri = `${apiOrigin}/admin/queues/auth/callback`;
     const loggedOutUri = `${apiOrigin}/admin/queues/auth/logged-out`;
     const client = {
@@ -69,7 +76,7 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
       claims: { openid: ['sub'], profile: ['name'], roles: ['roles'] },
       scopes: ['openid', 'profile', 'roles', 'offline_access'],
       // The roles claim in the ID token itself, as issuers configured for role-based apps put it.
-      conformIdTokenClaims: false,
+      conformIdTokenClaims: options.rolesInUserinfo === true,
       interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
       features: {
         devInteractions: { enabled: false },
