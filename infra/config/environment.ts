@@ -174,8 +174,8 @@ export const ENVIRONMENT = {
     desc: 'key (32+ characters) the login session cookie is encrypted with; every API process shares it; required with the login',
   }),
   BULL_BOARD_SESSION_TTL_MINUTES: integer(1)({
-    default: 480,
-    desc: 'how long a Bull Board login lasts before the browser is sent to the issuer again',
+    default: 60,
+    desc: 'how long a Bull Board login (and the roles it was given) lasts before the browser is sent to the issuer again',
   }),
   OUTBOX_RETENTION_HOURS: hours({ default: 24, desc: 'how long published events are kept' }),
   COMMAND_LOG_RETENTION_HOURS: hours({

@@ -93,7 +93,7 @@ test('a confidential client logs an admin in; the roles come from userinfo', asy
   t.truthy(jar.get(SESSION_COOKIE));
   t.is(jar.get(TRANSACTION_COOKIE), undefined);
   const session = callback.headers.getSetCookie().find((c) => c.startsWith(`${SESSION_COOKIE}=`))!;
-  t.regex(session, /; Max-Age=28800; Path=\/admin\/queues; HttpOnly; SameSite=Strict$/);
+  t.regex(session, /; Max-Age=3600; Path=\/admin\/queues; HttpOnly; SameSite=Strict$/);
   const board = await stack.get('/admin/queues/api/queues', { cookie: jar.header() });
   t.is(board.status, 200, board.text);
   // Logging out names the session's ID token to the issuer.

@@ -33,7 +33,7 @@ const sessions = cookieSeal(SESSION_SECRET, 'session');
 const sessionCookie = (value: string) => ({ cookie: `${SESSION_COOKIE}=${value}` });
 
 async function sessionOf(sub: string, roles: string[], ttlSeconds = 600, now?: number): Promise<string> {
-  return sessions.seal({ sub, roles }, ttlSeconds, now);
+  return sessions.seal({ sub, roles, op: issuer.url }, ttlSeconds, now);
 }
 
 function setCookies(res: HttpResult): string[] {
@@ -155,13 +155,14 @@ test('a tampered, expired, foreign or misused session cookie is refused', async 
     truncated: valid.slice(0, -1),
     expired: await sessionOf('ada', ['Admin'], 60, now - 3600),
     foreignSecret: await cookieSeal('another-secret-of-at-least-32-characters!', 'session').seal(
-      { sub: 'ada', roles: ['Admin'] },
+      { sub: 'ada', roles: ['Admin'], op: issuer.url },
       600,
     ),
     transactionAsSession: await cookieSeal(SESSION_SECRET, 'login-transaction').seal(
-      { sub: 'ada', roles: ['Admin'] },
+      { sub: 'ada', roles: ['Admin'], op: issuer.url },
       600,
     ),
+    anotherIssuer: await sessions.seal({ sub: 'ada', roles: ['Admin'], op: 'https://old-issuer.example/' }, 600),
     garbage: 'not-a-session',
   };
   for (const [name, value] of Object.entries(bad)) {

@@ -28,7 +28,7 @@ test('on with its issuer: defaults for scopes and session lifetime, a public cli
     scopes: 'openid profile',
     publicUrl: 'https://api.example.com',
     sessionSecret: 's'.repeat(32),
-    sessionTtlSeconds: 480 * 60,
+    sessionTtlSeconds: 60 * 60,
   });
   const confidential = loadConfig({
     ...base,

@@ -152,10 +152,10 @@ export function bullBoardLogin(deps: BullBoardLoginDeps): BullBoardLogin {
       roleClaim = claimAt(userinfo, deps.rolesClaim);
     }
     const roles = rolesInClaim(roleClaim);
-    let session = await sessions.seal({ sub: claims.sub, roles, idt: tokens.id_token }, config.sessionTtlSeconds);
-    if (session.length > MAX_COOKIE_BYTES) {
-      session = await sessions.seal({ sub: claims.sub, roles }, config.sessionTtlSeconds);
-    }
+    // `op`: a session is good only with the issuer that made it, should the secret outlive a change of issuer.
+    const kept = { sub: claims.sub, roles, op: config.issuer };
+    let session = await sessions.seal({ ...kept, idt: tokens.id_token }, config.sessionTtlSeconds);
+    if (session.length > MAX_COOKIE_BYTES) session = await sessions.seal(kept, config.sessionTtlSeconds);
     res.setHeader('Set-Cookie', [transactionCookie('', 0), sessionCookie(session, config.sessionTtlSeconds)]);
     deps.logger.info({ subject: claims.sub, roles }, 'bull board login');
     const returnTo = String(transaction.returnTo);
@@ -194,7 +194,7 @@ export function bullBoardLogin(deps: BullBoardLoginDeps): BullBoardLogin {
     void sessions
       .open(cookies[SESSION_COOKIE])
       .then(async (session) => {
-        const subject = session?.sub;
+        const subject = session?.op === config.issuer ? session.sub : undefined;
         if (typeof subject === 'string' && subject !== '') {
           const roles = mergeRoles(rolesInClaim(session?.roles), await deps.grants.rolesOf(subject));
           req.caller = { subject, roles };
