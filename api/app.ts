@@ -16,6 +16,7 @@ import { entityReadRoutes } from './entities/entity-read.routes';
 import { authenticate } from './auth/authenticate';
 import { requireAdmin, requireDefaultPolicy } from './auth/require-role';
 import { cachedRoleGrants } from './auth/role-grants';
+import { bullBoardLogin, unlessSessionCaller } from './auth/login/bull-board-login';
 import { rolesRoutes } from './roles/roles.routes';
 import { jobsRoutes } from './jobs/jobs.routes';
 import { BULL_BOARD_PATH, bullBoardRouter } from './jobs/bull-board';
@@ -70,7 +71,19 @@ export function createApp(deps: AppDeps): Express {
   if (deps.metrics) app.use(metricsRoutes(deps.metrics.scrape, deps.logger));
 
   const grants = cachedRoleGrants(deps.knex);
-  app.use(authenticate(deps.config.auth, grants));
+  const verify = authenticate(deps.config.auth, grants);
+  // Bull Board's OIDC login (DESIGN §15): its routes, and its session cookie as a caller of its own.
+  const login = deps.config.bullBoardLogin
+    ? bullBoardLogin({
+        config: deps.config.bullBoardLogin,
+        basePath: BULL_BOARD_PATH,
+        rolesClaim: deps.config.auth.rolesClaim,
+        grants,
+        logger: deps.logger,
+      })
+    : undefined;
+  if (login) app.use(BULL_BOARD_PATH, login.router);
+  app.use(login ? unlessSessionCaller(verify) : verify);
   const storeError = (err: unknown) =>
     deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'redis unavailable for a limit');
   const rateLimiter = rateLimit({
@@ -106,7 +119,7 @@ export function createApp(deps: AppDeps): Express {
     BULL_BOARD_PATH,
     requireAdmin,
     bullBoardSecurityHeaders(),
-    bullBoardRouter(deps.queues, { readOnly: deps.config.bullBoardReadOnly }),
+    bullBoardRouter(deps.queues, { readOnly: deps.config.bullBoardReadOnly, logoutPath: login?.logoutPath }),
   );
   app.use(
     exportRoutes({
