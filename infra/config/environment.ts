@@ -25,24 +25,32 @@ const hours = makeValidator<number>((raw) => {
   return n;
 });
 
+/** The non-empty items of a comma-separated setting, trimmed. */
+function commaItems(raw: string): string[] {
+  return raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
+/** A part of the URL `text` names, or undefined when it is no URL. */
+function urlPart(text: string, part: 'origin' | 'protocol'): string | undefined {
+  try {
+    return new URL(text)[part];
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * `CORS_ORIGINS`: `*`, or exact origins (scheme://host[:port], as a browser sends `Origin`), comma-
  * separated. A path, a trailing slash or a wildcard inside a name would never match: refused.
  */
 const corsOrigins = makeValidator<string>((raw) => {
-  const items = raw
-    .split(',')
-    .map((item) => item.trim())
-    .filter((item) => item !== '');
+  const items = commaItems(raw);
   if (items.length === 1 && items[0] === '*') return '*';
   for (const item of items) {
-    let origin: string | undefined;
-    try {
-      origin = new URL(item).origin;
-    } catch {
-      origin = undefined;
-    }
-    if (origin !== item || !/^https?:/.test(item) || item.includes('*')) {
+    if (urlPart(item, 'origin') !== item || !/^https?:/.test(item) || item.includes('*')) {
       throw new EnvError(
         `must be \`*\` or comma-separated origins like https://app.example.com (no path), not '${item}'`,
       );
@@ -53,17 +61,9 @@ const corsOrigins = makeValidator<string>((raw) => {
 
 /** Comma-separated postgres:// URLs (empty: none); each must parse, so a typo fails at start. */
 const databaseUrls = makeValidator<string>((raw) => {
-  const items = raw
-    .split(',')
-    .map((item) => item.trim())
-    .filter((item) => item !== '');
+  const items = commaItems(raw);
   for (const item of items) {
-    let protocol: string | undefined;
-    try {
-      protocol = new URL(item).protocol;
-    } catch {
-      protocol = undefined;
-    }
+    const protocol = urlPart(item, 'protocol');
     if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
       throw new EnvError('must be comma-separated postgres:// URLs');
     }

@@ -105,3 +105,13 @@ test('ACCESS_LOG is on unless turned off', (t) => {
   t.true(loadConfig(base).accessLog);
   t.false(loadConfig({ ...base, ACCESS_LOG: 'false' }).accessLog);
 });
+
+test('DATABASE_REPLICA_URLS: comma-separated postgres URLs, trimmed; anything else refused at start', (t) => {
+  const urls = (value: string) => loadConfig({ ...base, DATABASE_REPLICA_URLS: value }).replicas.urls;
+  t.deepEqual(urls(''), []);
+  t.deepEqual(urls(' postgres://a:5432/db , postgresql://b/db,'), ['postgres://a:5432/db', 'postgresql://b/db']);
+  for (const bad of ['redis://a:6379', 'a:5432/db', 'postgres://ok/db,nonsense']) {
+    t.throws(() => urls(bad), { message: /DATABASE_REPLICA_URLS/ }, bad);
+  }
+  t.deepEqual(loadConfig(base).replicas, { urls: [], waitMs: 250, maxLagMs: 2000 });
+});
