@@ -162,13 +162,14 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
           batch.commandId,
           unit.index,
           answers.slice(first).map((entry) => entry.answer),
+          options.logger,
         );
       }
     }
     options.onProgress?.({ units: units.length, done: units.length });
     const recorded: RecordedBatch = { ok: true, batch: true, responses: batchResponseText(answers) };
     const earlier = await recordResult(deps.knex, logged, recorded);
-    await deps.journal.clear(batch.commandId);
+    await deps.journal.clear(batch.commandId, options.logger);
     return finished(earlier ? replayOf(earlier, batch) : recorded);
 
     async function runLone(

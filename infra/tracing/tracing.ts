@@ -1,0 +1,78 @@
+import { readTracingEnvironment } from '../config/environment';
+
+/**
+ * OpenTelemetry tracing (DESIGN §15), on when OTEL_EXPORTER_OTLP_ENDPOINT (or
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set and OTEL_SDK_DISABLED is not `true`. Off, it costs
+ * nothing: this module imports no OpenTelemetry package, nothing patches `require`, and the code
+ * that carries trace context calls the no-op below. On, `startTracing` loads the SDK and the
+ * instrumentations (./otel-sdk.ts) by dynamic import, before the entry point loads express, pg or
+ * ioredis, so their instrumentations hook them.
+ */
+
+/** The W3C trace context of a span, as it rides in job data (https://www.w3.org/TR/trace-context/). */
+export interface TraceCarrier {
+  traceparent: string;
+  tracestate?: string;
+}
+
+export interface SpanOptions {
+  /** The remote parent: the span continues that trace. */
+  parent?: TraceCarrier;
+  /** Further traces the work belongs to (a burst of several writes' events). */
+  links?: readonly TraceCarrier[];
+  attributes?: Record<string, string | number | boolean>;
+  /** `consumer` for a job taken from a queue, `producer` for jobs added, `internal` otherwise. */
+  kind?: 'consumer' | 'producer' | 'internal';
+}
+
+/** What the service asks of tracing; the no-op when tracing is off. */
+export interface Tracing {
+  readonly enabled: boolean;
+  /** The context of the active span, to carry in a job; undefined when there is none (or tracing is off). */
+  activeContext(): TraceCarrier | undefined;
+  /** Runs `work` inside a new span; the span records a thrown error and ends when `work` settles. */
+  inSpan<T>(name: string, options: SpanOptions, work: () => Promise<T>): Promise<T>;
+  /** Exports what is still buffered (before the process exits). */
+  flush(): Promise<void>;
+}
+
+const OFF: Tracing = {
+  enabled: false,
+  activeContext: () => undefined,
+  inSpan: (_name, _options, work) => work(),
+  flush: () => Promise.resolve(),
+};
+
+let current: Tracing = OFF;
+
+/** The process's tracing: the SDK's once `startTracing` turned it on, the no-op otherwise. */
+export function tracing(): Tracing {
+  return current;
+}
+
+/**
+ * Turns tracing on for this process when the environment says so; first thing in every entry
+ * point, which loads the rest of the process only after this resolves. `component` names the
+ * process kind (`api`, `commands`, …): the service name is `emapi-<component>` unless
+ * OTEL_SERVICE_NAME is set.
+ */
+export async function startTracing(component: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  // An invalid OTEL_* value throws a ConfigError: the process refuses to start, as for any setting.
+  const settings = readTracingEnvironment(env, component);
+  if (!settings) return;
+  const { startOtelSdk } = await import('./otel-sdk');
+  current = startOtelSdk(settings);
+}
+
+/**
+ * An entry point: tracing first (when on), then `load`, which imports the process's own modules,
+ * so the instrumentations hook express, pg and ioredis before anything requires them.
+ */
+export function startProcess(component: string, load: () => Promise<unknown>): void {
+  startTracing(component)
+    .then(load)
+    .catch((err: unknown) => {
+      console.error(`[${component}] failed to start: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    });
+}
