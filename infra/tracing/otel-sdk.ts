@@ -34,7 +34,7 @@ import {
   type Sampler,
 } from '@opentelemetry/sdk-trace';
 import type { TracingSettings } from '../config/environment';
-import type { SpanOptions, TraceCarrier, Tracing } from './tracing';
+import type { SpanOptions, TraceCarrier, Tracing } from './tracing-types';
 
 /**
  * The OpenTelemetry SDK of a process, loaded only when tracing is on (infra/tracing/tracing.ts):
@@ -90,7 +90,8 @@ export function startOtelSdk(settings: TracingSettings): Tracing {
     instrumentations: [
       new HttpInstrumentation({ requireParentforOutgoingSpans: true }),
       new ExpressInstrumentation(),
-      new PgInstrumentation(),
+      // SQL inside a traced request or job; the outbox sweep's polling makes no traces of its own.
+      new PgInstrumentation({ requireParentSpan: true }),
       // BullMQ polls Redis all the time: only the commands of a traced piece of work make spans.
       new IORedisInstrumentation({ requireParentSpan: true }),
     ],

@@ -1,6 +1,6 @@
 import { isWriteOrigin, type WriteOrigin } from '../../domain/commands/write-origin';
 import { burstOrigins, type EventBurstData } from '../../domain/queues/job-registry';
-import type { TraceCarrier } from '../../infra/tracing/tracing';
+import type { TraceCarrier } from '../../infra/tracing/tracing-types';
 
 /**
  * What a worker makes of the origins of the writes it handles (domain/commands/write-origin.ts):
