@@ -220,7 +220,12 @@ export function eventBurstJob(
   });
   return {
     name: EVENT_BURST_JOB,
-    data: { events: [...events], origins: runs, ...(trace ? { trace } : {}) },
+    data: {
+      events: [...events],
+      // None known (tests, a sweep of rows from before origins): nothing to carry.
+      ...(runs.some((run) => run.origin) ? { origins: runs } : {}),
+      ...(trace ? { trace } : {}),
+    },
     opts: { ...JOBS.eventBurst.options, jobId: `burst-${digest.digest('hex').slice(0, 40)}` },
   };
 }
