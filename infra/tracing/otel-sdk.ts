@@ -67,6 +67,9 @@ const carrierGetter: TextMapGetter<TraceCarrier> = {
   get: (carrier, key) => (key === 'traceparent' || key === 'tracestate' ? carrier[key] : undefined),
 };
 
+/** The span attribute naming a write's request id, on the API's request span and on the workers' spans. */
+const REQUEST_ID_ATTRIBUTE = 'emapi.request_id';
+
 const KINDS = { consumer: SpanKind.CONSUMER, producer: SpanKind.PRODUCER, internal: SpanKind.INTERNAL } as const;
 
 export function startOtelSdk(settings: TracingSettings): Tracing {
@@ -88,7 +91,14 @@ export function startOtelSdk(settings: TracingSettings): Tracing {
   registerInstrumentations({
     tracerProvider: provider,
     instrumentations: [
-      new HttpInstrumentation({ requireParentforOutgoingSpans: true }),
+      new HttpInstrumentation({
+        requireParentforOutgoingSpans: true,
+        // The request id the API answered (X-Request-Id), to find a request's trace by it.
+        responseHook: (span, response) => {
+          const id = 'getHeader' in response ? response.getHeader('x-request-id') : undefined;
+          if (typeof id === 'string') span.setAttribute(REQUEST_ID_ATTRIBUTE, id);
+        },
+      }),
       new ExpressInstrumentation(),
       // SQL inside a traced request or job; the outbox sweep's polling makes no traces of its own.
       new PgInstrumentation({ requireParentSpan: true }),
@@ -116,7 +126,14 @@ export function startOtelSdk(settings: TracingSettings): Tracing {
       }
       return tracer.startActiveSpan(
         name,
-        { kind: KINDS[options.kind ?? 'internal'], attributes: options.attributes, links },
+        {
+          kind: KINDS[options.kind ?? 'internal'],
+          attributes: {
+            ...options.attributes,
+            ...(options.requestId === undefined ? {} : { [REQUEST_ID_ATTRIBUTE]: options.requestId }),
+          },
+          links,
+        },
         parent,
         async (span) => {
           try {

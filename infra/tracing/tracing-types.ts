@@ -12,6 +12,8 @@ export interface SpanOptions {
   /** Further traces the work belongs to (a burst of several writes' events). */
   links?: readonly TraceCarrier[];
   attributes?: Record<string, string | number | boolean>;
+  /** The request id of the work's write (an `emapi.request_id` attribute, to find its trace by it). */
+  requestId?: string;
   /** `consumer` for a job taken from a queue, `producer` for jobs added, `internal` otherwise. */
   kind?: 'consumer' | 'producer' | 'internal';
 }

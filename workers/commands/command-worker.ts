@@ -160,7 +160,8 @@ export async function startCommandWorker(
         'messaging.destination.name': QUEUE.commands,
         'messaging.message.id': command.commandId,
       };
-      return tracing().inSpan(`process ${job.name}`, { kind: 'consumer', parent, attributes }, async () => {
+      const span = { kind: 'consumer', parent, attributes, requestId: command.origin?.requestId } as const;
+      return tracing().inSpan(`process ${job.name}`, span, async () => {
         try {
           // A job started before (retry, or recovered after its worker died) may have committed already.
           const redelivered = job.attemptsStarted > 1 || job.stalledCounter > 0;

@@ -78,6 +78,7 @@ export class OutboxPublisher {
 
   private publishBurst(events: readonly DomainEvent[], origins: readonly (WriteOrigin | null | undefined)[]) {
     const [parent, ...links] = traceContexts(origins);
+    const fields = requestFields(origins);
     return tracing().inSpan(
       'publish event-burst',
       {
@@ -85,14 +86,12 @@ export class OutboxPublisher {
         parent,
         links,
         attributes: { 'messaging.system': 'bullmq', 'messaging.batch.message_count': events.length },
+        requestId: fields.requestId,
       },
       async () => {
         const job = eventBurstJob(events, origins, tracing().activeContext());
         await Promise.all(this.queues.map((queue) => queue.add(job.name, job.data, job.opts)));
-        this.options.logger.debug(
-          { ...requestFields(origins), events: events.length, jobId: job.opts.jobId },
-          'events published',
-        );
+        this.options.logger.debug({ ...fields, events: events.length, jobId: job.opts.jobId }, 'events published');
       },
     );
   }

@@ -17,7 +17,8 @@ type BurstHandler<R> = (job: Job<EventBurstData>, logger: Logger) => Promise<R>;
 export function inBurstContext<R>(queue: QueueName, logger: Logger, handle: BurstHandler<R>) {
   return async (job: Job<EventBurstData>): Promise<R> => {
     const origins = burstOrigins(job.data);
-    const log = logger.child(requestFields(origins));
+    const fields = requestFields(origins);
+    const log = logger.child(fields);
     const traces = traceContexts(origins);
     const published = isTraceContext(job.data.trace) ? job.data.trace : undefined;
     const [parent, ...links] = published ? [published, ...traces] : traces;
@@ -26,7 +27,8 @@ export function inBurstContext<R>(queue: QueueName, logger: Logger, handle: Burs
       'messaging.destination.name': queue,
       'messaging.batch.message_count': job.data.events.length,
     };
-    return tracing().inSpan('process event-burst', { kind: 'consumer', parent, links, attributes }, async () => {
+    const span = { kind: 'consumer', parent, links, attributes, requestId: fields.requestId } as const;
+    return tracing().inSpan('process event-burst', span, async () => {
       const result = await handle(job, log);
       log.debug({ jobId: job.id, events: job.data.events.length, result }, 'event burst applied');
       return result;
