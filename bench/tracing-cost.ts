@@ -13,6 +13,11 @@ import { cpuWindow, type CpuPerRequest } from './process-cpu';
  * exporting to a local OTLP/HTTP sink (bench/otlp-sink.ts, protobuf, the default protocol). Each
  * time the same POSTs at the same concurrency, after the same warm-up; the CPU each process spends
  * per write is read from /proc, until the event workers have handled the run's events.
+ *
+ * "Free when off" is a comparison with the code before tracing: BENCH_TRACING_BASELINE names a
+ * built checkout of it (the same package.json scripts), run as a third mode, `before`.
+ * BENCH_TRACING_ROUNDS (default 1) repeats the modes in turn, so a shared machine's drift spreads
+ * over all of them.
  */
 
 const PREFIX = 'bench-tracing';
@@ -35,8 +40,11 @@ export interface TracingCostOptions {
   warmupRequests: number;
 }
 
+type Mode = 'before' | 'off' | 'on';
+
 export interface TracingRun {
-  tracing: 'off' | 'on';
+  /** `before`: the baseline checkout (BENCH_TRACING_BASELINE), which has no tracing code. */
+  tracing: Mode;
   rps: number;
   p50: number;
   p99: number;
@@ -93,7 +101,17 @@ const post = {
   idReplacement: true,
 };
 
-async function measure(options: TracingCostOptions, tracing: 'off' | 'on'): Promise<TracingRun> {
+/** The node arguments of a process kind, from the baseline checkout for `before`. */
+function argsOf(kind: ProcessKind, mode: Mode): string[] {
+  const args = nodeArgsOf(kind);
+  const baseline = process.env.BENCH_TRACING_BASELINE;
+  if (mode !== 'before' || !baseline) return args;
+  return args.map((arg) =>
+    arg.startsWith(PROJECT_ROOT) ? path.join(baseline, path.relative(PROJECT_ROOT, arg)) : arg,
+  );
+}
+
+async function measure(options: TracingCostOptions, tracing: Mode): Promise<TracingRun> {
   const children: ChildProcess[] = [];
   const spawnNode = (args: string[], env: Record<string, string>) => {
     const child = spawn(process.execPath, args, {
@@ -117,7 +135,7 @@ async function measure(options: TracingCostOptions, tracing: 'off' | 'on'): Prom
     const env = { ...options.env, ...otel, QUEUE_PREFIX: PREFIX };
     const pids = new Map<ProcessKind, number>();
     for (const kind of KINDS) {
-      const child = spawnNode(nodeArgsOf(kind), kind === 'api' ? { ...env, PORT: String(PORT) } : env);
+      const child = spawnNode(argsOf(kind, tracing), kind === 'api' ? { ...env, PORT: String(PORT) } : env);
       pids.set(kind, child.pid!);
     }
     const url = `http://127.0.0.1:${PORT}/Schemes`;
@@ -150,12 +168,16 @@ async function measure(options: TracingCostOptions, tracing: 'off' | 'on'): Prom
   }
 }
 
-/** Both runs, off first; prints a table and returns the figures for the results file. */
+/** Every mode in turn (the baseline first when given), each round; prints a table, returns the figures. */
 export async function tracingCost(options: TracingCostOptions): Promise<TracingRun[]> {
   const runs: TracingRun[] = [];
-  for (const mode of ['off', 'on'] as const) {
-    console.error(`  tracing ${mode}: POST c=${options.concurrency}, ${options.durationSeconds} s…`);
-    runs.push(await measure(options, mode));
+  const modes: Mode[] = process.env.BENCH_TRACING_BASELINE ? ['before', 'off', 'on'] : ['off', 'on'];
+  const rounds = Number(process.env.BENCH_TRACING_ROUNDS ?? 1);
+  for (let round = 0; round < rounds; round++) {
+    for (const mode of modes) {
+      console.error(`  tracing ${mode}: POST c=${options.concurrency}, ${options.durationSeconds} s…`);
+      runs.push(await measure(options, mode));
+    }
   }
   printTracingCost(runs, options.concurrency);
   return runs;
