@@ -250,11 +250,17 @@ export function burstOrigins(data: EventBurstData): (WriteOrigin | null)[] {
 
 export interface RebuildViewsData {
   requestedBy?: string;
+  /** The request that asked for it (its id and trace context). */
+  origin?: WriteOrigin;
 }
 
 /** A rebuild request: BullMQ makes the id, every request is a job of its own. */
-export function rebuildViewsJob(requestedBy: string): JobRequest<RebuildViewsData> {
-  return { name: REBUILD_VIEWS_JOB, data: { requestedBy }, opts: { ...JOBS.rebuildViews.options } };
+export function rebuildViewsJob(requestedBy: string, origin?: WriteOrigin): JobRequest<RebuildViewsData> {
+  return {
+    name: REBUILD_VIEWS_JOB,
+    data: { requestedBy, ...(origin ? { origin } : {}) },
+    opts: { ...JOBS.rebuildViews.options },
+  };
 }
 
 /**

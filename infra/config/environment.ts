@@ -232,7 +232,7 @@ const SAMPLERS = [
 export const TRACING_ENVIRONMENT = {
   OTEL_EXPORTER_OTLP_ENDPOINT: str({
     default: '',
-    desc: 'turns tracing on (OpenTelemetry, OTLP over HTTP): the collector’s base URL, e.g. `http://localhost:4318` (spans go to `/v1/traces`); empty: tracing off and nothing of OpenTelemetry loaded',
+    desc: 'turns tracing on (OpenTelemetry, OTLP over HTTP): the collector’s base URL, e.g. `http://localhost:4318` (spans go to `/v1/traces`); empty: tracing off, no OpenTelemetry SDK or instrumentation loaded',
   }),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: str({
     default: '',

@@ -4,7 +4,7 @@ import type { Logger } from '../../infra/logger';
 import type { Registry } from '../../infra/metrics/registry';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { observingEventLag } from '../shared/event-lag';
-import { inBurstContext } from '../shared/event-burst-context';
+import { inBurstContext } from '../shared/job-context';
 import { recordBurstHandler, recordEventHandler } from './record-activity.handler';
 
 /** The notification worker: every domain event becomes an activity-log entry (GET /Activities). */

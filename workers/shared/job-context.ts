@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import { isTraceContext } from '../../domain/commands/write-origin';
+import { isTraceContext, isWriteOrigin } from '../../domain/commands/write-origin';
 import { burstOrigins, type EventBurstData } from '../../domain/queues/job-registry';
 import type { QueueName } from '../../domain/queues/queue-contracts';
 import type { Logger } from '../../infra/logger';
@@ -31,6 +31,30 @@ export function inBurstContext<R>(queue: QueueName, logger: Logger, handle: Burs
     return tracing().inSpan('process event-burst', span, async () => {
       const result = await handle(job, log);
       log.debug({ jobId: job.id, events: job.data.events.length, result }, 'event burst applied');
+      return result;
+    });
+  };
+}
+
+/**
+ * The same for a job of one request (a `POST /Jobs/RebuildViews`): its lines name the request id
+ * and, with tracing on, it runs in a span of the request's trace. Jobs of before, without an
+ * origin, run as they did.
+ */
+export function inRequestContext<D extends { origin?: unknown }, R>(
+  queue: QueueName,
+  logger: Logger,
+  handle: (job: Job<D>, logger: Logger) => Promise<R>,
+) {
+  return async (job: Job<D>): Promise<R> => {
+    const origin = isWriteOrigin(job.data?.origin) ? job.data.origin : undefined;
+    const log = logger.child(requestFields([origin]));
+    const [parent] = traceContexts([origin]);
+    const attributes = { 'messaging.system': 'bullmq', 'messaging.destination.name': queue };
+    const span = { kind: 'consumer', parent, attributes, requestId: origin?.requestId } as const;
+    return tracing().inSpan(`process ${job.name}`, span, async () => {
+      const result = await handle(job, log);
+      log.info({ jobId: job.id, result }, `${job.name} done`);
       return result;
     });
   };
