@@ -94,7 +94,7 @@ export function startOtelSdk(settings: TracingSettings): Tracing {
       new HttpInstrumentation({
         requireParentforOutgoingSpans: true,
         // The request id the API answered (X-Request-Id), to find a request's trace by it.
-        responseHook: (span, response) => {
+        applyCustomAttributesOnSpan: (span, _request, response) => {
           const id = 'getHeader' in response ? response.getHeader('x-request-id') : undefined;
           if (typeof id === 'string') span.setAttribute(REQUEST_ID_ATTRIBUTE, id);
         },

@@ -199,7 +199,7 @@ test.serial(
       ),
     );
     t.is(server.attributes['emapi.request_id'], requestId, 'the request span names its request id');
-  const inTrace = () => receiver.spans.filter((span) => span.traceId === server.traceId);
+    const inTrace = () => receiver.spans.filter((span) => span.traceId === server.traceId);
     const of = (service: string) => inTrace().filter((span) => span.resource['service.name'] === service);
     // Wait for both event workers' spans: the last of the write's pipeline.
     await eventually(
@@ -220,7 +220,7 @@ test.serial(
     const byId = new Map(inTrace().map((span) => [span.spanId, span]));
     const command = of('emapi-commands').find((span) => span.name === 'process create');
     t.truthy(command, 'the command worker span');
-  t.is(command!.attributes['emapi.request_id'], requestId);
+    t.is(command!.attributes['emapi.request_id'], requestId);
     t.is(byId.get(command!.parentSpanId!)?.resource['service.name'], 'emapi-api', 'its parent is a span of the API');
     const within = (span: Span, ancestor: Span): boolean => {
       for (let at: Span | undefined = span; at; at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined) {
