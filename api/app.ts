@@ -1,5 +1,6 @@
 import express, { type Express } from 'express';
 import type { Knex } from 'knex';
+import type { ReplicaSet } from '../db/replicas/replica-set';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../infra/logger';
 import type { AppConfig } from '../infra/config/load-config';
@@ -38,6 +39,8 @@ export interface AppDeps {
   queues: QueueRegistry;
   /** The producer of the `commands` queue, ready before the app serves (api/commands/command-bus.ts). */
   commandBus: CommandBus;
+  /** Hot standbys the reads go to (DATABASE_REPLICA_URLS), probed by the runtime. */
+  replicas?: ReplicaSet;
   /** With METRICS_ENABLED: the registry requests are counted in, and what `GET /metrics` answers. */
   metrics?: { registry: Registry; scrape(): Promise<Scrape> };
 }
@@ -63,7 +66,7 @@ export function createApp(deps: AppDeps): Express {
   const corsHandler = corsPolicy(deps.config.corsOrigins);
   if (corsHandler) app.use(corsHandler);
   // The only routes open without a token; without METRICS_ENABLED `/metrics` is a 404 like any unknown route.
-  app.use(healthRoutes(deps.knex, deps.redis));
+  app.use(healthRoutes(deps.knex, deps.redis, deps.replicas));
   if (deps.metrics) app.use(metricsRoutes(deps.metrics.scrape, deps.logger));
 
   const grants = cachedRoleGrants(deps.knex);
@@ -85,6 +88,7 @@ export function createApp(deps: AppDeps): Express {
       chargeReads: rateLimiter.charge,
       patchLimits: patchLimitsOf(deps.config),
       limits: deps.config.batch,
+      consistencyTokens: deps.replicas !== undefined,
     }),
   );
   // Bodies are parsed only for authenticated callers.
@@ -107,6 +111,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(
     exportRoutes({
       knex: deps.knex,
+      replicas: deps.replicas,
       readLimits,
       maxConcurrent: exportConcurrencyFor(deps.config.dbPoolMax),
       slots: exportSlots(deps.redis, deps.config.queuePrefix, limits.maxExportsPerSubject, storeError),
@@ -122,9 +127,17 @@ export function createApp(deps: AppDeps): Express {
       commandBus: deps.commandBus,
       commandTimeoutMs: deps.config.commandTimeoutMs,
       patchLimits: patchLimitsOf(deps.config),
+      replicas: deps.replicas,
     }),
   );
-  app.use(entityReadRoutes({ knex: deps.knex, maxTop: deps.config.maxTop, limits: deps.config.limits }));
+  app.use(
+    entityReadRoutes({
+      knex: deps.knex,
+      replicas: deps.replicas,
+      maxTop: deps.config.maxTop,
+      limits: deps.config.limits,
+    }),
+  );
 
   app.use(notFoundHandler);
   app.use(errorHandler);

@@ -23,6 +23,7 @@ unset DATABASE_URL REDIS_URL
 [ -n "${TEST_REDIS_URL:-}" ] && export REDIS_URL="$TEST_REDIS_URL"
 reset_stores test "${TEST_PG_PORT:-54330}" "${TEST_REDIS_PORT:-63800}"
 trap stop_stores EXIT
+ensure_chromium
 PG_FSYNC=off provision_stores test "${TEST_PG_PORT:-54330}" "${TEST_REDIS_PORT:-63800}" emapi_template
 export NODE_ENV=test
 # One signing key for the whole run: in-process stacks and the processes tests spawn share it.
@@ -30,4 +31,7 @@ export COMMAND_SIGNING_KEY="${COMMAND_SIGNING_KEY:-test-signing-key-$(head -c 24
 DATABASE_URL="$DATABASE_URL" node dist/db/cli/migrate.js
 # Each test file clones the migrated template database and uses its own queue prefix (test/support).
 export TEST_TEMPLATE_DATABASE_URL="$DATABASE_URL"
+# The replica tests make a streaming replica of this server with the same PostgreSQL binaries.
+# (pg_ctl may be a symlink on PATH: its real directory also holds pg_basebackup and psql.)
+if PG_BIN=${PG_BIN:-$(find_pg_bin)}; then TEST_PG_BIN=$(dirname "$(readlink -f "$PG_BIN/pg_ctl")"); export TEST_PG_BIN; fi
 npx ava "$@"

@@ -57,6 +57,8 @@ export interface BatchCommand {
   requestHash?: string;
   /** The request that made it: its id and trace context, given to each of its commands. */
   origin?: WriteOrigin;
+  /** The API reads from replicas: successful write answers carry X-Consistency-Token (DESIGN §14). */
+  consistencyTokens?: true;
   steps: BatchStep[];
 }
 

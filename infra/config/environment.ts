@@ -51,6 +51,26 @@ const corsOrigins = makeValidator<string>((raw) => {
   return items.join(',');
 });
 
+/** Comma-separated postgres:// URLs (empty: none); each must parse, so a typo fails at start. */
+const databaseUrls = makeValidator<string>((raw) => {
+  const items = raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  for (const item of items) {
+    let protocol: string | undefined;
+    try {
+      protocol = new URL(item).protocol;
+    } catch {
+      protocol = undefined;
+    }
+    if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
+      throw new EnvError('must be comma-separated postgres:// URLs');
+    }
+  }
+  return items.join(',');
+});
+
 const nonNegative = integer(0);
 const positive = integer(1);
 
@@ -61,6 +81,18 @@ export const ENVIRONMENT = {
     desc: 'interface the API listens on; empty: 127.0.0.1 with mock authentication, else 0.0.0.0',
   }),
   DATABASE_URL: str({ desc: 'Postgres; `npm start` and `npm test` start local servers when unset' }),
+  DATABASE_REPLICA_URLS: databaseUrls({
+    default: '',
+    desc: 'comma-separated hot standbys of DATABASE_URL (streaming replicas): the API reads from them; read-your-writes by X-Consistency-Token',
+  }),
+  REPLICA_WAIT_MS: nonNegative({
+    default: 250,
+    desc: 'how long a read carrying X-Consistency-Token waits for a replica to replay that far before the primary serves it',
+  }),
+  REPLICA_MAX_LAG_MS: nonNegative({
+    default: 2000,
+    desc: 'replicas further behind are skipped by reads without a token (the primary serves when none is within)',
+  }),
   REDIS_URL: str({ desc: 'Redis, used only by BullMQ and the limits; must run with maxmemory-policy noeviction' }),
   QUEUE_PREFIX: str({ default: 'emapi', desc: 'prefix of every BullMQ key: lets deployments share a Redis' }),
   NODE_ENV: str({ default: '', desc: '`production` refuses mock authentication; `test` lowers the default log level' }),

@@ -22,6 +22,8 @@ export interface AuthConfig {
 export interface AppConfig {
   port: number;
   databaseUrl: string;
+  /** Hot standbys the API reads from (DESIGN §14): none, one or several. */
+  replicas: { urls: string[]; waitMs: number; maxLagMs: number };
   redisUrl: string;
   /** Prefix of every BullMQ key: lets several deployments (or test files) share one Redis. */
   queuePrefix: string;
@@ -112,6 +114,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     port: e.PORT,
     databaseUrl: e.DATABASE_URL,
+    replicas: {
+      urls: e.DATABASE_REPLICA_URLS.split(',').filter((url) => url !== ''),
+      waitMs: e.REPLICA_WAIT_MS,
+      maxLagMs: e.REPLICA_MAX_LAG_MS,
+    },
     redisUrl: e.REDIS_URL,
     queuePrefix: e.QUEUE_PREFIX,
     production,

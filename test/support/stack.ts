@@ -30,6 +30,8 @@ export interface StackOptions {
   workers?: WorkerStarter[];
   /** How the service reaches its database, given the test database's URL (e.g. through a proxy). */
   databaseUrl?: (direct: string) => string;
+  /** Hot standbys the API reads from (DATABASE_REPLICA_URLS), given the test database's URL. */
+  replicaUrls?: (direct: string) => string[];
   /** Where the API's log lines go (stdout otherwise), to read them; LOG_LEVEL in `env` sets the level. */
   logDestination?: DestinationStream;
 }
@@ -103,6 +105,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     PORT: '0',
     DB_POOL_MAX: '5',
     COMMAND_SIGNING_KEY: testSigningKey(),
+    ...(options.replicaUrls ? { DATABASE_REPLICA_URLS: options.replicaUrls(db.url).join(',') } : {}),
     // Mock authentication is explicit now; a file that passes real auth settings turns it off.
     AUTH_MOCK: options.env && REAL_AUTH.some((name) => options.env?.[name]) ? 'false' : 'true',
     ...options.env,

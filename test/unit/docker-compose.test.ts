@@ -28,6 +28,7 @@ test('has the stores, the migration, the API and the three worker pools', (t) =>
     'jaeger',
     'migrate',
     'postgres',
+    'postgres-replica',
     'redis',
     'worker-commands',
     'worker-notifications',
@@ -109,4 +110,19 @@ test('tracing: off unless OTEL_EXPORTER_OTLP_ENDPOINT is given; Jaeger only behi
   t.deepEqual(compose.services.jaeger!.profiles, ['tracing']);
   const command = compose.services.jaeger!.command ?? [];
   t.true(command.join(' ').includes('0.0.0.0:4318'), 'the OTLP/HTTP port listens beyond the container');
+});
+
+test('a read replica behind a profile: made by pg_basebackup -R from postgres, which allows replication', (t) => {
+  const replica = compose.services['postgres-replica'] as Service & { profiles?: string[]; volumes?: string[] };
+  t.deepEqual(replica.profiles, ['replica']);
+  t.regex(replica.command!.join(' '), /pg_basebackup -h postgres .* -R /);
+  t.regex(replica.command!.join(' '), /hot_standby=on/);
+  t.is(replica.depends_on?.postgres?.condition, 'service_healthy');
+  const primary = compose.services.postgres as Service & { volumes?: string[] };
+  const hba = primary.volumes!.find((v) => v.includes('docker-entrypoint-initdb.d'))!;
+  const script = readFileSync(path.join(root, hba.split(':')[0]!), 'utf8');
+  t.regex(script, /host\s+replication\s+/);
+  for (const name of ['DATABASE_REPLICA_URLS', 'REPLICA_WAIT_MS', 'REPLICA_MAX_LAG_MS']) {
+    t.true(name in (compose.services.api!.environment ?? {}), name);
+  }
 });
