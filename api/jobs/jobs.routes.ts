@@ -4,6 +4,7 @@ import { QUEUE, ALL_QUEUES } from '../../domain/queues/queue-contracts';
 import { rebuildViewsJob } from '../../domain/queues/job-registry';
 import { DomainError, badRequest, conflict, notFound, unavailable } from '../../domain/errors/domain-error';
 import { callerOf } from '../auth/caller';
+import { tracing } from '../../infra/tracing/tracing';
 import { jobEntry } from './job-entry';
 import { JOB_STATES, countJobs, isJobState, listJobs } from './job-listing';
 import type { QueueRegistry } from './queue-registry';
@@ -105,7 +106,8 @@ export function jobsRoutes(deps: JobsRouteDeps): Router {
   router.post(
     '/RebuildViews',
     withQueues(async (req: Request, res: Response) => {
-      const rebuild = rebuildViewsJob(callerOf(req).subject);
+      // Its worker's log lines name this request; with tracing on its span joins the request's trace.
+      const rebuild = rebuildViewsJob(callerOf(req).subject, { requestId: req.id, ...tracing().activeContext() });
       const job = await queueOf(QUEUE.views).add(rebuild.name, rebuild.data, rebuild.opts);
       res
         .status(202)
