@@ -28,6 +28,7 @@ import { patchLimitsOf } from '../infra/config/patch-limits';
 import type { Registry } from '../infra/metrics/registry';
 import type { Scrape } from '../infra/metrics/metrics-server';
 import { metricsRoutes, requestMetrics } from './http/metrics';
+import { openApiRoutes } from './openapi/openapi.routes';
 
 export interface AppDeps {
   config: AppConfig;
@@ -65,6 +66,7 @@ export function createApp(deps: AppDeps): Express {
   // The only routes open without a token; without METRICS_ENABLED `/metrics` is a 404 like any unknown route.
   app.use(healthRoutes(deps.knex, deps.redis));
   if (deps.metrics) app.use(metricsRoutes(deps.metrics.scrape, deps.logger));
+  app.use(openApiRoutes({ maxTop: deps.config.maxTop, batchMaxRequests: deps.config.batch.maxRequests }));
 
   const grants = cachedRoleGrants(deps.knex);
   app.use(authenticate(deps.config.auth, grants));
