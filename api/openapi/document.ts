@@ -33,7 +33,7 @@ const json = (schema: Schema) => ({ [JSON_TYPE]: { schema } });
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 /** Component keys cannot hold `$`: `$filter` is `filter` there. */
 const paramRef = (name: string): Schema => ({ $ref: `#/components/parameters/${name.replace(/^\$/, '')}` });
-const problem = (status: number) => ({ $ref: `#/components/responses/Problem${status}` });
+const problemRef = (status: number) => ({ $ref: `#/components/responses/Problem${status}` });
 
 /** `security` of an operation: the bearer token of a caller holding one of the roles (OpenAPI 3.1 role lists). */
 function securityOf(policy: Policy | 'any' | 'none'): unknown[] {
@@ -59,7 +59,7 @@ function operation(
   const { id, tag, summary, description, responses, ...rest } = op;
   const all: Responses = { ...responses };
   const statuses = policy === 'none' ? problems : [...problems, ...AUTHENTICATED_PROBLEMS];
-  for (const status of [...new Set(statuses)].sort()) all[String(status)] ??= problem(status);
+  for (const status of [...new Set(statuses)].sort()) all[String(status)] ??= problemRef(status);
   return {
     operationId: id,
     tags: [tag],
@@ -584,6 +584,19 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
             200: { description: 'OpenAPI 3.1.', headers: { ETag: { ...headerRef('ETag'), required: true } }, content: json({ type: 'object' }) },
             304: { description: 'Not modified.', headers: { ETag: headerRef('ETag') } },
           },
+        },
+        [],
+      ),
+    },
+    '/admin/queues': {
+      get: operation(
+        POLICY.adminOnly,
+        {
+          id: 'bullBoard',
+          tag: 'Jobs',
+          summary: 'Bull Board: the queues in a browser',
+          description: 'Its scripts, styles and own API live under this path too; they are Bull Board’s and not described here.',
+          responses: { 200: text('The Bull Board page.', 'text/html') },
         },
         [],
       ),
