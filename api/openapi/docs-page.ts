@@ -4,6 +4,12 @@
  * scripts). The validator badge is off: it would send the document to validator.swagger.io.
  */
 
+/** The files of swagger-ui-dist the page loads; nothing else of the package is served. */
+export const DOCS_ASSETS = ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'favicon-16x16.png'];
+
+/** The page's own script, beside the package's files under /docs/. */
+export const DOCS_INIT_FILE = 'docs-init.js';
+
 export const DOCS_HTML = `<!DOCTYPE html>
 <html lang="en">
   <head>
@@ -16,7 +22,7 @@ export const DOCS_HTML = `<!DOCTYPE html>
   <body>
     <div id="swagger-ui"></div>
     <script src="/docs/swagger-ui-bundle.js"></script>
-    <script src="/docs/docs-init.js"></script>
+    <script src="/docs/${DOCS_INIT_FILE}"></script>
   </body>
 </html>
 `;

@@ -7,6 +7,7 @@ import { MEDIA_TYPE } from '../export/export-format';
 import { JOB_LISTING_PARAMS } from '../jobs/jobs.routes';
 import { JOB_STATES } from '../jobs/job-listing';
 import { componentSchemas, ref, writeSchemaName, type Schema } from './schemas';
+import { DOCS_ASSETS, DOCS_INIT_FILE } from './docs-page';
 
 /**
  * The OpenAPI 3.1 document of the service (DESIGN §15), generated from the entity definitions and
@@ -77,8 +78,16 @@ function queryParam(name: string, schema: Schema, description: string): Schema {
 
 function readParameters(settings: DocumentSettings): Record<string, Schema> {
   const described: Record<(typeof READ_QUERY_OPTIONS)[number], Schema> = {
-    $filter: queryParam('$filter', { type: 'string' }, "OData filter expression (spec §4.1), e.g. `SchemeName eq 'Mill'`."),
-    $orderby: queryParam('$orderby', { type: 'string' }, 'Comma-separated properties, each optionally `asc` or `desc`.'),
+    $filter: queryParam(
+      '$filter',
+      { type: 'string' },
+      "OData filter expression (spec §4.1), e.g. `SchemeName eq 'Mill'`.",
+    ),
+    $orderby: queryParam(
+      '$orderby',
+      { type: 'string' },
+      'Comma-separated properties, each optionally `asc` or `desc`.',
+    ),
     $expand: queryParam(
       '$expand',
       { type: 'string' },
@@ -239,7 +248,10 @@ function entityPaths(entity: EntityDefinition, settings: DocumentSettings): Reco
       summary: `Count ${route}`,
       parameters: countParams,
       responses: {
-        200: { description: 'The number of matching rows.', content: { 'text/plain': { schema: { type: 'string', pattern: '^[0-9]+$' } } } },
+        200: {
+          description: 'The number of matching rows.',
+          content: { 'text/plain': { schema: { type: 'string', pattern: '^[0-9]+$' } } },
+        },
       },
     },
     [400, 404],
@@ -250,7 +262,13 @@ function entityPaths(entity: EntityDefinition, settings: DocumentSettings): Reco
       id: `get${name}`,
       tag,
       summary: `Read one ${name}`,
-      parameters: [paramRef('key'), paramRef('$expand'), paramRef('$select'), paramRef('$format'), paramRef('If-None-Match')],
+      parameters: [
+        paramRef('key'),
+        paramRef('$expand'),
+        paramRef('$select'),
+        paramRef('$format'),
+        paramRef('If-None-Match'),
+      ],
       responses: {
         200: {
           description: `The ${name}.`,
@@ -319,7 +337,11 @@ function entityPaths(entity: EntityDefinition, settings: DocumentSettings): Reco
       summary: `Replace a ${name}`,
       parameters: [paramRef('If-Match'), paramRef('Prefer')],
       requestBody: writeBody,
-      responses: { 200: written(200, false), 202: COMMAND_ACCEPTED, 204: { ...written(204, false), description: 'Replaced.' } },
+      responses: {
+        200: written(200, false),
+        202: COMMAND_ACCEPTED,
+        204: { ...written(204, false), description: 'Replaced.' },
+      },
     },
     writeProblems,
   );
@@ -342,7 +364,11 @@ function entityPaths(entity: EntityDefinition, settings: DocumentSettings): Reco
           },
         },
       },
-      responses: { 200: written(200, false), 202: COMMAND_ACCEPTED, 204: { ...written(204, false), description: 'Changed.' } },
+      responses: {
+        200: written(200, false),
+        202: COMMAND_ACCEPTED,
+        204: { ...written(204, false), description: 'Changed.' },
+      },
     },
     writeProblems,
   );
@@ -407,7 +433,10 @@ function exportPath(entity: EntityDefinition): Record<string, unknown> {
 }
 
 function servicePaths(settings: DocumentSettings): Record<string, unknown> {
-  const text = (description: string, type = 'text/plain') => ({ description, content: { [type]: { schema: { type: 'string' } } } });
+  const text = (description: string, type = 'text/plain') => ({
+    description,
+    content: { [type]: { schema: { type: 'string' } } },
+  });
   const open = (id: string, tag: string, summary: string, responses: Responses, problems: number[] = []) => ({
     get: operation('none', { id, tag, summary, responses }, problems),
   });
@@ -431,7 +460,10 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
           description: `At most ${settings.batchMaxRequests} requests (BATCH_MAX_REQUESTS) and BATCH_MAX_BYTES; each answers what it would alone. An atomicity group is all or nothing; a failed dependency answers 424 (DESIGN §12). Policies apply per request.`,
           parameters: [paramRef('Idempotency-Key')],
           requestBody: { required: true, content: json(ref('BatchRequest')) },
-          responses: { 200: { description: 'The answers, in request order.', content: json(ref('BatchResponse')) }, 202: COMMAND_ACCEPTED },
+          responses: {
+            200: { description: 'The answers, in request order.', content: json(ref('BatchResponse')) },
+            202: COMMAND_ACCEPTED,
+          },
         },
         [400, 405, 409, 413, 415],
       ),
@@ -447,20 +479,30 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
           parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
           responses: { 200: { description: 'The state.', content: json(ref('CommandState')) } },
         },
-        [404],
+        [400, 404],
       ),
     },
     '/Roles': {
       get: operation(
         'any',
-        { id: 'whoAmI', tag: 'Roles', summary: 'The caller and its roles', responses: { 200: { description: 'The caller.', content: json(ref('Caller')) } } },
+        {
+          id: 'whoAmI',
+          tag: 'Roles',
+          summary: 'The caller and its roles',
+          responses: { 200: { description: 'The caller.', content: json(ref('Caller')) } },
+        },
         [],
       ),
     },
     '/Roles/Available': {
       get: operation(
         POLICY.default,
-        { id: 'listRoles', tag: 'Roles', summary: 'The roles the service knows', responses: { 200: { description: 'Roles.', content: json({ type: 'array', items: ref('AvailableRole') }) } } },
+        {
+          id: 'listRoles',
+          tag: 'Roles',
+          summary: 'The roles the service knows',
+          responses: { 200: { description: 'Roles.', content: json({ type: 'array', items: ref('AvailableRole') }) } },
+        },
         [],
       ),
     },
@@ -475,7 +517,9 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
             queryParam('subject', { type: 'string' }, 'Only this subject.'),
             queryParam('role', { enum: ['User', 'Admin'] }, 'Only this role.'),
           ],
-          responses: { 200: { description: 'Grants.', content: json({ type: 'array', items: ref('RoleAssignment') }) } },
+          responses: {
+            200: { description: 'Grants.', content: json({ type: 'array', items: ref('RoleAssignment') }) },
+          },
         },
         [400],
       ),
@@ -487,7 +531,11 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
           summary: 'Grant a role',
           requestBody: { required: true, content: json(ref('RoleAssignmentWrite')) },
           responses: {
-            201: { description: 'Granted.', headers: { Location: { ...headerRef('Location'), required: true } }, content: json(ref('RoleAssignment')) },
+            201: {
+              description: 'Granted.',
+              headers: { Location: { ...headerRef('Location'), required: true } },
+              content: json(ref('RoleAssignment')),
+            },
           },
         },
         [400, 409, 413, 415],
@@ -497,13 +545,23 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
       parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
       get: operation(
         POLICY.adminOnly,
-        { id: 'getRoleAssignment', tag: 'Roles', summary: 'One grant', responses: { 200: { description: 'The grant.', content: json(ref('RoleAssignment')) } } },
-        [404],
+        {
+          id: 'getRoleAssignment',
+          tag: 'Roles',
+          summary: 'One grant',
+          responses: { 200: { description: 'The grant.', content: json(ref('RoleAssignment')) } },
+        },
+        [400, 404],
       ),
       delete: operation(
         POLICY.adminOnly,
-        { id: 'deleteRoleAssignment', tag: 'Roles', summary: 'Revoke a grant', responses: { 204: { description: 'Revoked.' } } },
-        [404],
+        {
+          id: 'deleteRoleAssignment',
+          tag: 'Roles',
+          summary: 'Revoke a grant',
+          responses: { 204: { description: 'Revoked.' } },
+        },
+        [400, 404],
       ),
     },
     '/Jobs': {
@@ -545,8 +603,13 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
       parameters: queueParams,
       get: operation(
         POLICY.adminOnly,
-        { id: 'getJob', tag: 'Jobs', summary: 'One job', responses: { 200: { description: 'The job.', content: json(ref('JobEntry')) } } },
-        [404],
+        {
+          id: 'getJob',
+          tag: 'Jobs',
+          summary: 'One job',
+          responses: { 200: { description: 'The job.', content: json(ref('JobEntry')) } },
+        },
+        [400, 404],
       ),
     },
     '/Jobs/{queue}/{id}/retry': {
@@ -554,10 +617,12 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
       post: operation(
         POLICY.adminOnly,
         { id: 'retryJob', tag: 'Jobs', summary: 'Retry a failed job', responses: { 202: jobAccepted } },
-        [404, 409],
+        [400, 404, 409],
       ),
     },
-    '/health/live': open('live', 'Service', 'Liveness: the process answers', { 200: { description: 'Alive.', content: json(ref('Liveness')) } }),
+    '/health/live': open('live', 'Service', 'Liveness: the process answers', {
+      200: { description: 'Alive.', content: json(ref('Liveness')) },
+    }),
     '/health/ready': open(
       'ready',
       'Service',
@@ -581,7 +646,11 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
           summary: 'This document',
           parameters: [paramRef('If-None-Match')],
           responses: {
-            200: { description: 'OpenAPI 3.1.', headers: { ETag: { ...headerRef('ETag'), required: true } }, content: json({ type: 'object' }) },
+            200: {
+              description: 'OpenAPI 3.1.',
+              headers: { ETag: { ...headerRef('ETag'), required: true } },
+              content: json({ type: 'object' }),
+            },
             304: { description: 'Not modified.', headers: { ETag: headerRef('ETag') } },
           },
         },
@@ -595,13 +664,40 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
           id: 'bullBoard',
           tag: 'Jobs',
           summary: 'Bull Board: the queues in a browser',
-          description: 'Its scripts, styles and own API live under this path too; they are Bull Board’s and not described here.',
+          description:
+            'Its scripts, styles and own API live under this path too; they are Bull Board’s and not described here.',
           responses: { 200: text('The Bull Board page.', 'text/html') },
         },
         [],
       ),
     },
-    '/docs': open('docs', 'Service', 'The interactive reference of this document', { 200: text('Swagger UI.', 'text/html') }),
+    '/docs': open('docs', 'Service', 'The interactive reference of this document', {
+      200: text('Swagger UI.', 'text/html'),
+    }),
+    '/docs/{asset}': {
+      get: operation(
+        'none',
+        {
+          id: 'docsAsset',
+          tag: 'Service',
+          summary: 'A file of the reference page (Swagger UI, served by the service itself)',
+          description:
+            'Any other name is not one of these files: it reaches the authenticated routes (401 without a token, 404 with one).',
+          parameters: [
+            { name: 'asset', in: 'path', required: true, schema: { enum: [...DOCS_ASSETS, DOCS_INIT_FILE] } },
+          ],
+          responses: {
+            200: {
+              description: 'The file.',
+              content: Object.fromEntries(
+                ['text/css', 'text/javascript', 'image/png'].map((type) => [type, { schema: { type: 'string' } }]),
+              ),
+            },
+          },
+        },
+        [401, 404, 429],
+      ),
+    },
   };
 }
 
@@ -619,7 +715,7 @@ export function buildOpenApiDocument(settings: DocumentSettings): Record<string,
       description: [
         'Schemes, companies, addresses, developments, investment and occupier events and their reference data, read with OData options and written through commands (DESIGN §1).',
         'Every request except `/health/*`, `/metrics`, `/openapi.json` and `/docs` needs a bearer JWT; the roles each operation needs are in its security requirement.',
-        'Any other path answers a 404 problem, and a method a path does not take a 404 or 405 problem (with `Allow`). Every client error is `application/problem+json`.',
+        'A path segment that is not valid percent-encoding answers a 400 problem. Any other path answers a 404 problem, and a method a path does not take a 404 or 405 problem (with `Allow`). Every client error is `application/problem+json`. `OPTIONS` answers the CORS preflight (204, with CORS_ORIGINS set) or, from an authenticated caller, 200 with `Allow` listing the methods of the path (also as the text/plain body).',
         'Writes are applied by command workers: one still running after COMMAND_TIMEOUT_MS answers 202 with `Location: /Commands/{id}`.',
       ].join('\n\n'),
     },

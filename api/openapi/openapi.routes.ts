@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Router, type Request, type Response } from 'express';
 import helmet from 'helmet';
 import { buildOpenApiDocument, type DocumentSettings } from './document';
-import { DOCS_HTML, DOCS_INIT_SCRIPT } from './docs-page';
+import { DOCS_ASSETS, DOCS_HTML, DOCS_INIT_FILE, DOCS_INIT_SCRIPT } from './docs-page';
 
 /**
  * `GET /openapi.json` and `GET /docs` (DESIGN §15), open without a token like `/health`. The
@@ -29,9 +29,6 @@ export function openApiDocument(settings: DocumentSettings): Built {
   }
   return doc;
 }
-
-/** The files of swagger-ui-dist the page loads; nothing else of the package is served. */
-const ASSETS = ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'favicon-16x16.png'];
 
 function swaggerUiDir(): string {
   return join(require.resolve('swagger-ui-dist/package.json'), '..');
@@ -65,7 +62,11 @@ export function openApiRoutes(settings: DocumentSettings): Router {
   router.get('/openapi.json', (req: Request, res: Response) => {
     res.setHeader('ETag', doc.etag);
     res.setHeader('Cache-Control', 'no-cache');
-    if (req.fresh) {
+    const held = req.get('if-none-match');
+    if (
+      held !== undefined &&
+      (held.trim() === '*' || held.split(',').some((tag) => tag.trim().replace(/^W\//, '') === doc.etag))
+    ) {
       res.status(304).end();
       return;
     }
@@ -79,11 +80,11 @@ export function openApiRoutes(settings: DocumentSettings): Router {
     if (req.path !== '/') return next();
     res.type('text/html').send(DOCS_HTML);
   });
-  docs.get('/docs-init.js', (_req: Request, res: Response) => {
+  docs.get(`/${DOCS_INIT_FILE}`, (_req: Request, res: Response) => {
     res.type('text/javascript').send(DOCS_INIT_SCRIPT);
   });
   const dir = swaggerUiDir();
-  for (const asset of ASSETS) {
+  for (const asset of DOCS_ASSETS) {
     docs.get(`/${asset}`, (_req: Request, res: Response, next) => {
       res.sendFile(join(dir, asset), { maxAge: '1d' }, (err) => {
         if (err) next(err);

@@ -38,17 +38,35 @@ function withoutAnnotations(value: unknown): unknown {
   return out;
 }
 
+/**
+ * Values a Postgres `numeric` or `date` column can hold that JSON has no literal for: reads show
+ * them as these strings. The API never writes them (JSON has no NaN; dates are checked); only rows
+ * written to the database directly can hold them.
+ */
+const NON_FINITE: Record<string, string[]> = {
+  number: ['NaN', 'Infinity', '-Infinity'],
+  date: ['infinity', '-infinity'],
+};
+
 /** A field as a read shows it: its type and format (what the database holds), no write limits. */
 function readFieldSchema(field: ScalarField): Schema {
   const full = withoutAnnotations(scalarSchema(field)) as Schema;
   const s: Schema = { type: full.type };
   if (field.kind === 'datetime') s.type = field.required ? 'string' : ['string', 'null'];
   if (field.kind === 'datetime') s.format = 'date-time';
-  else if (full.format && field.kind !== 'wkt') s.format = full.format;
+  // A url column is text: the API checks what it writes, the database holds whatever was written.
+  else if (full.format && field.kind !== 'wkt' && field.kind !== 'url') s.format = full.format;
   if (full.items) s.items = full.items;
   if (field.kind === 'wkt') s.description = 'Well-known text (WKT) geometry.';
-  if (field.readOnly) s.readOnly = true;
-  return s;
+  const special = NON_FINITE[field.kind];
+  const out: Schema = special
+    ? {
+        anyOf: [s, { enum: special }],
+        description: `${special.join(', ')} only for rows written to the database directly (the API never writes them).`,
+      }
+    : s;
+  if (field.readOnly) out.readOnly = true;
+  return out;
 }
 
 const nullableRef = (name: string): Schema => ({ anyOf: [ref(name), { type: 'null' }] });

@@ -21,6 +21,8 @@ export interface Exchange {
   headers: Headers;
   /** The body as received. */
   text: string;
+  /** The request body as sent: a `$batch`'s requests say what each of its answers answers. */
+  requestBody?: string;
 }
 
 export class ContractViolation extends Error {}
@@ -72,7 +74,8 @@ function deref(c: Checker, value: unknown): Json {
   let v = value as Json;
   while (v && typeof v.$ref === 'string' && (v.$ref as string).startsWith('#/')) {
     let target: unknown = c.document;
-    for (const part of (v.$ref as string).slice(2).split('/')) target = (target as Json)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+    for (const part of (v.$ref as string).slice(2).split('/'))
+      target = (target as Json)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
     v = { ...(target as Json), ...Object.fromEntries(Object.entries(v).filter(([k]) => k !== '$ref')) };
   }
   return v;
@@ -99,7 +102,8 @@ function validator(c: Checker, key: string, schema: unknown): ValidateFunction {
 }
 
 function segmentsOf(path: string): string[] {
-  let p = path.split('?')[0]!;
+  // The path the service sees: as fetch sends it (`.` and `..` segments resolved).
+  let p = new URL(`http://service${path}`).pathname;
   if (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
   return p
     .split('/')
@@ -166,15 +170,18 @@ export function checkContract(ex: Exchange): void {
     throw new ContractViolation(`OpenAPI contract: ${name} answered ${ex.status}: ${message}`);
   };
   const type = essence(ex.headers.get('content-type'));
-  if (method === 'OPTIONS') {
-    // The CORS preflight (CORS_ORIGINS): nothing to describe but its emptiness.
+  if (method === 'OPTIONS' && ex.status < 400) {
+    // The document's description: OPTIONS answers the CORS preflight (204, with CORS_ORIGINS), or
+    // the methods of the path (200, `Allow` and the same list as text); otherwise a problem.
     if (ex.status === 204 && ex.text === '') return;
+    const allow = ex.headers.get('allow');
+    if (ex.status === 200 && allow && type === 'text/plain' && ex.text === allow) return;
+    fail(`OPTIONS answers 204 (CORS preflight) or 200 with Allow, not this (${type}: ${ex.text.slice(0, 100)})`);
   }
-  if (!route) {
-    // Undocumented paths and methods answer a problem (the document's description says so).
-    if (type !== 'application/problem+json') fail(`an undocumented operation must answer a problem, not ${type}`);
-    return checkBody(c, 'problem', { $ref: '#/components/schemas/Problem' }, ex, fail);
-  }
+  // Bull Board's own assets and API under its page (the document says they are not described).
+  if (!route && ex.path.startsWith('/admin/queues/')) return;
+  // Undocumented paths and methods answer a problem (the document's description says so).
+  if (!route) return checkProblem(ex);
   const responses = route.operation.responses as Json;
   const documented = responses[String(ex.status)] ?? responses[`${String(ex.status)[0]}XX`] ?? responses.default;
   if (!documented) fail(`status ${ex.status} is not documented (documented: ${Object.keys(responses).join(', ')})`);
@@ -204,6 +211,76 @@ export function checkContract(ex: Exchange): void {
   if (!media) fail(`media type ${type} is not documented (documented: ${Object.keys(content).join(', ')})`);
   if (method === 'HEAD' || !isJsonType(type!)) return;
   checkBody(c, `${route.template} ${method} ${ex.status} ${type}`, media!.schema ?? {}, ex, fail);
+  if (route.template === '/$batch' && ex.status === 200) checkBatchAnswers(ex, fail);
+}
+
+/** A problem body, whatever the operation (an undocumented one, or a 424 inside a batch). */
+function checkProblem(ex: Exchange): void {
+  const fail = (message: string): never => {
+    throw new ContractViolation(
+      `OpenAPI contract: ${ex.method} ${ex.path.split('?')[0]} answered ${ex.status}: ${message}`,
+    );
+  };
+  const type = essence(ex.headers.get('content-type'));
+  if (type !== 'application/problem+json') fail(`an undocumented operation must answer a problem, not ${type}`);
+  if (ex.method.toUpperCase() === 'HEAD') return;
+  checkBody(instance(), 'problem', { $ref: '#/components/schemas/Problem' }, ex, fail);
+}
+
+interface BatchAnswer {
+  id: string;
+  status: number;
+  headers: Record<string, string>;
+  body?: unknown;
+}
+
+/**
+ * Each answer of a `$batch` is what its request alone answers (DESIGN §12), so it is checked as
+ * that operation's response; besides, any request of a batch may answer 424 (a failed dependency).
+ */
+function checkBatchAnswers(ex: Exchange, fail: (m: string) => never): void {
+  let requests: { id?: unknown; method?: unknown; url?: unknown }[];
+  try {
+    requests = (JSON.parse(ex.requestBody ?? '') as { requests: typeof requests }).requests;
+  } catch {
+    return;
+  }
+  if (!Array.isArray(requests)) return;
+  const sent = new Map(requests.map((r) => [r.id, r]));
+  const created = new Map<string, string>();
+  for (const answer of (JSON.parse(ex.text) as { responses: BatchAnswer[] }).responses) {
+    const request = sent.get(answer.id);
+    if (!request || typeof request.method !== 'string' || typeof request.url !== 'string') continue;
+    if (answer.headers.location) created.set(answer.id, answer.headers.location);
+    let url = request.url;
+    if (url.startsWith('$')) {
+      const [reference, query] = url.slice(1).split('?');
+      const location = created.get(reference!);
+      if (!location) continue;
+      url = query === undefined ? location : `${location}?${query}`;
+    }
+    const type = answer.headers['content-type'] ?? '';
+    const text =
+      answer.body === undefined
+        ? ''
+        : isJsonType(essence(type) ?? '')
+          ? JSON.stringify(answer.body)
+          : String(answer.body);
+    const exchange = {
+      method: request.method,
+      path: url.startsWith('/') ? url : `/${url}`,
+      status: answer.status,
+      headers: new Headers(answer.headers),
+      text,
+    };
+    try {
+      if (answer.status === 424) checkProblem(exchange);
+      else checkContract(exchange);
+    } catch (err) {
+      if (err instanceof ContractViolation) fail(`request '${answer.id}' of the batch: ${err.message}`);
+      throw err;
+    }
+  }
 }
 
 /**
@@ -212,6 +289,7 @@ export function checkContract(ex: Exchange): void {
  */
 export async function checkedFetch(url: string | URL | Request, init?: RequestInit): Promise<Response> {
   const request = new Request(url, init);
+  const requestBody = request.body ? await request.clone().text() : undefined;
   const res = await fetch(request);
   const text = await res.clone().text();
   const target = new URL(request.url);
@@ -221,6 +299,7 @@ export async function checkedFetch(url: string | URL | Request, init?: RequestIn
     status: res.status,
     headers: res.headers,
     text,
+    requestBody,
   });
   return res;
 }

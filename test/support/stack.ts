@@ -132,7 +132,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
     const text = await res.text();
     // Every response the suite receives must be what /openapi.json says (DESIGN §15).
-    checkContract({ method, path, status: res.status, headers: res.headers, text });
+    checkContract({ method, path, status: res.status, headers: res.headers, text, requestBody: body });
     let parsed: unknown;
     if (/json/.test(res.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text);
     return { status: res.status, headers: res.headers, text, body: parsed };

@@ -1,7 +1,9 @@
 import test from 'ava';
+import { readFileSync } from 'node:fs';
 import { buildOpenApiDocument } from '../../api/openapi/document';
 import { ENTITIES, READ_MODELS } from '../../domain/entities';
 import { checkContract, ContractViolation, type Exchange } from '../support/contract';
+import { GENERATED_TYPES, generateClientTypes } from '../support/openapi-types';
 
 /** ESM-only packages, loaded from this CommonJS build as Node loads them. */
 const importEsm = new Function('specifier', 'return import(specifier)') as <T>(specifier: string) => Promise<T>;
@@ -25,20 +27,22 @@ test('every entity route and read model has its collection, $count and keyed ope
     t.truthy(paths[`/${entity.route}`]?.get, entity.route);
     t.truthy(paths[`/${entity.route}`]?.post, entity.route);
     t.truthy(paths[`/${entity.route}/$count`]?.get, entity.route);
-    for (const verb of ['get', 'put', 'patch', 'delete']) t.truthy(paths[`/${entity.route}/{key}`]?.[verb], entity.route);
+    for (const verb of ['get', 'put', 'patch', 'delete'])
+      t.truthy(paths[`/${entity.route}/{key}`]?.[verb], entity.route);
     t.truthy(paths[`/Export/${entity.route}`]?.get, entity.route);
   }
 });
 
 test('the write bodies are the schemas the API validates with', (t) => {
-  const schemas = (document.components as { schemas: Record<string, { properties: Record<string, unknown> }> })
-    .schemas;
+  const schemas = (document.components as { schemas: Record<string, { properties: Record<string, unknown> }> }).schemas;
   const scheme = schemas.SchemeWrite!;
   t.deepEqual(scheme.properties.SchemeName, { type: 'string', minLength: 1, maxLength: 300 });
   t.deepEqual(scheme.properties.TotalUnits, { type: ['integer', 'null'], minimum: 0, maximum: 2147483647 });
 });
 
-const ok = (over: Partial<Omit<Exchange, 'headers'>> & { headers?: Record<string, string>; json?: unknown }): Exchange => {
+const ok = (
+  over: Partial<Omit<Exchange, 'headers'>> & { headers?: Record<string, string>; json?: unknown },
+): Exchange => {
   const headers = new Headers(over.headers);
   if (over.json !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
   return {
@@ -104,7 +108,15 @@ test('the contract check rejects a wrong or missing header, and an undocumented 
   t.throws(() => checkContract(ok({ headers: { 'content-type': 'text/plain' }, text: 'ok' })), {
     message: /media type text\/plain is not documented/,
   });
-  t.throws(() => checkContract(ok({ path: '/Nope', status: 404, headers: { 'content-type': 'text/html' }, text: 'x' })), {
-    message: /must answer a problem/,
-  });
+  t.throws(
+    () => checkContract(ok({ path: '/Nope', status: 404, headers: { 'content-type': 'text/html' }, text: 'x' })),
+    {
+      message: /must answer a problem/,
+    },
+  );
+});
+
+test('test/generated/openapi.d.ts is what openapi-typescript generates now (npm run openapi:types rewrites it)', async (t) => {
+  const committed = readFileSync(GENERATED_TYPES, 'utf8');
+  t.true(committed === (await generateClientTypes()), 'stale: run npm run openapi:types');
 });
