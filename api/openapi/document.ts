@@ -6,6 +6,7 @@ import { EXPORT_OPTIONS } from '../export/export.routes';
 import { MEDIA_TYPE } from '../export/export-format';
 import { JOB_LISTING_PARAMS } from '../jobs/jobs.routes';
 import { JOB_STATES } from '../jobs/job-listing';
+import { JSON_TYPE, PROBLEM_TYPE } from '../../domain/responses/answer';
 import { componentSchemas, ref, writeSchemaName, type Schema } from './schemas';
 import { DOCS_ASSETS, DOCS_INIT_FILE } from './docs-page';
 
@@ -26,8 +27,6 @@ export interface DocumentSettings {
 type Operation = Record<string, unknown>;
 type Responses = Record<string, unknown>;
 
-const JSON_TYPE = 'application/json';
-const PROBLEM_TYPE = 'application/problem+json';
 const PATCH_TYPE = 'application/json-patch+json';
 
 const json = (schema: Schema) => ({ [JSON_TYPE]: { schema } });
@@ -701,10 +700,23 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
   };
 }
 
+/** Marks the operations a `$batch` may hold (DESIGN §12: the entity routes). */
+function inBatch(items: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [path, item] of Object.entries(items)) {
+    out[path] = Object.fromEntries(
+      Object.entries(item as Record<string, unknown>).map(([key, value]) =>
+        key === 'parameters' ? [key, value] : [key, { ...(value as Operation), 'x-batch': true }],
+      ),
+    );
+  }
+  return out;
+}
+
 /** Builds the document (call through `openApiDocument`, which keeps it). */
 export function buildOpenApiDocument(settings: DocumentSettings): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
-  for (const entity of [...ENTITIES, ...READ_MODELS]) Object.assign(paths, entityPaths(entity, settings));
+  for (const entity of [...ENTITIES, ...READ_MODELS]) Object.assign(paths, inBatch(entityPaths(entity, settings)));
   Object.assign(paths, servicePaths(settings));
   for (const entity of [...ENTITIES, ...READ_MODELS]) Object.assign(paths, exportPath(entity));
   return {
@@ -713,9 +725,10 @@ export function buildOpenApiDocument(settings: DocumentSettings): Record<string,
       title: 'Entity Management API',
       version: '1.0.0',
       description: [
-        'Schemes, companies, addresses, developments, investment and occupier events and their reference data, read with OData options and written through commands (DESIGN §1).',
+        'Schemes, companies, addresses, developments, investment and occupier events and their reference data, read with OData options and written through commands.',
         'Every request except `/health/*`, `/metrics`, `/openapi.json` and `/docs` needs a bearer JWT; the roles each operation needs are in its security requirement.',
-        'A path segment that is not valid percent-encoding answers a 400 problem. Any other path answers a 404 problem, and a method a path does not take a 404 or 405 problem (with `Allow`). Every client error is `application/problem+json`. `OPTIONS` answers the CORS preflight (204, with CORS_ORIGINS set) or, from an authenticated caller, 200 with `Allow` listing the methods of the path (also as the text/plain body).',
+        `A path segment that is not valid percent-encoding answers a 400 problem. Any other path answers a 404 problem, and a method a path does not take a 404 or 405 problem (with \`Allow\`). Every client error is \`${PROBLEM_TYPE}\`. \`OPTIONS\` answers the CORS preflight (204, with CORS_ORIGINS set) or, from an authenticated caller, 200 with \`Allow\` listing the methods of the path (also as the text/plain body).`,
+        'A `POST /$batch` may hold the operations marked `x-batch: true` (the entity routes); any other request in it answers its own 404 or 405 problem.',
         'Writes are applied by command workers: one still running after COMMAND_TIMEOUT_MS answers 202 with `Location: /Commands/{id}`.',
       ].join('\n\n'),
     },

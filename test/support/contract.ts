@@ -273,8 +273,10 @@ function checkBatchAnswers(ex: Exchange, fail: (m: string) => never): void {
       headers: new Headers(answer.headers),
       text,
     };
+    // Only the entity routes are served inside a batch; any other request is its own 404 or 405.
+    const served = routeOf(instance(), exchange.method.toUpperCase(), exchange.path)?.operation['x-batch'] === true;
     try {
-      if (answer.status === 424) checkProblem(exchange);
+      if (answer.status === 424 || !served) checkProblem(exchange);
       else checkContract(exchange);
     } catch (err) {
       if (err instanceof ContractViolation) fail(`request '${answer.id}' of the batch: ${err.message}`);
