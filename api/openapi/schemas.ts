@@ -12,7 +12,7 @@ import { AVAILABLE_ROLES } from '../../domain/auth/roles';
 import { MAX_SUBJECT_LENGTH } from '../../domain/auth/role-assignment';
 import { STATUS_OF } from '../../domain/errors/problem';
 import { NODE_KEYWORD } from '../../domain/validation/ajv-instance';
-import { scalarSchema, writeSchemaOf } from '../../domain/validation/write-schemas';
+import { scalarSchema, writeSchemaOf, writeValidatorOf } from '../../domain/validation/write-schemas';
 import { PATCH_OPS } from '../../domain/writes/json-patch';
 import { ALL_QUEUES } from '../../domain/queues/queue-contracts';
 import { JOB_STATES } from '../jobs/job-listing';
@@ -387,9 +387,48 @@ export function componentSchemas(): Record<string, Schema> {
     schemas[writeSchemaName(entity)] = {
       ...(withoutAnnotations(writeSchemaOf(entity)) as Schema),
       description: `The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored.`,
+      examples: writeExampleOf(entity),
     };
   }
   return schemas;
+}
+
+/** A value of each kind that its usual limits accept (the write validator has the last word). */
+function sampleOf(name: string, field: ScalarField): unknown {
+  switch (field.kind) {
+    case 'integer':
+      return Math.max(field.minimum ?? 0, Math.min(field.maximum ?? 120, 120));
+    case 'number':
+      return Math.max(field.minimum ?? 0, Math.min(field.maximum ?? 2500.5, 0.25 * (field.maximum ?? 10002)));
+    case 'date':
+      return '2027-03-31';
+    case 'url':
+      return 'https://example.com/';
+    case 'wkt':
+      return 'POLYGON((0 0, 1 0, 1 1, 0 0))';
+    default: {
+      const pattern = field.pattern;
+      if (!pattern) return `${name} example`;
+      return ['GB', 'GBP', 'A1'].find((candidate) => new RegExp(pattern).test(candidate)) ?? `${name} example`;
+    }
+  }
+}
+
+/**
+ * An example write body: every writable field and the required relations, kept only as far as the
+ * API's own validator accepts it (a member it refuses is left out; none at all if it still fails).
+ */
+function writeExampleOf(entity: EntityDefinition): Record<string, unknown>[] {
+  const body: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(entity.fields)) if (!field.readOnly) body[name] = sampleOf(name, field);
+  for (const [name, relation] of Object.entries(entity.relations)) {
+    if (relation.required) body[name] = { Id: `${relation.target}Id` };
+  }
+  const validate = writeValidatorOf(entity);
+  if (!validate(body)) {
+    for (const error of validate.errors ?? []) delete body[error.instancePath.split('/')[1] ?? ''];
+  }
+  return validate(body) ? [body] : [];
 }
 
 export function writeSchemaName(entity: EntityDefinition): string {

@@ -2496,7 +2496,15 @@ export interface components {
             Url: string;
             Title: string | null;
         };
-        /** @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored. */
+        /**
+         * @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored.
+         * @example {
+         *       "SchemeName": "SchemeName example",
+         *       "TotalUnits": 120,
+         *       "TotalFloorArea": 2500.5,
+         *       "CompletionDate": "2027-03-31"
+         *     }
+         */
         SchemeWrite: {
             SchemeName: string;
             TotalUnits?: number | null;
@@ -2598,7 +2606,17 @@ export interface components {
             }[];
             Id?: unknown;
         };
-        /** @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored. */
+        /**
+         * @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored.
+         * @example {
+         *       "AddressLine": "AddressLine example",
+         *       "City": "City example",
+         *       "Region": "Region example",
+         *       "Postcode": "Postcode example",
+         *       "Latitude": 22.5,
+         *       "Longitude": 45
+         *     }
+         */
         AddressWrite: {
             AddressLine: string;
             City?: string | null;
@@ -2617,7 +2635,14 @@ export interface components {
             } | null;
             Id?: unknown;
         };
-        /** @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored. */
+        /**
+         * @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored.
+         * @example {
+         *       "Name": "Name example",
+         *       "RegistrationNumber": "RegistrationNumber example",
+         *       "Website": "https://example.com/"
+         *     }
+         */
         CompanyWrite: {
             Name: string;
             RegistrationNumber?: string | null;
@@ -2634,14 +2659,31 @@ export interface components {
             } | null;
             Id?: unknown;
         };
-        /** @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored. */
+        /**
+         * @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored.
+         * @example {
+         *       "Name": "Name example"
+         *     }
+         */
         BuildingTypeWrite: {
             Name: string;
             CreatedAt?: unknown;
             UpdatedAt?: unknown;
             Id?: unknown;
         };
-        /** @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored. */
+        /**
+         * @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored.
+         * @example {
+         *       "Name": "Name example",
+         *       "Units": 120,
+         *       "FloorArea": 2500.5,
+         *       "StartDate": "2027-03-31",
+         *       "CompletionDate": "2027-03-31",
+         *       "Scheme": {
+         *         "Id": "SchemeId"
+         *       }
+         *     }
+         */
         DevelopmentWrite: {
             Name: string;
             Units?: number | null;
@@ -2687,21 +2729,36 @@ export interface components {
             } | null;
             Id?: unknown;
         };
-        /** @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored. */
+        /**
+         * @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored.
+         * @example {
+         *       "Name": "Name example"
+         *     }
+         */
         DevelopmentTypeWrite: {
             Name: string;
             CreatedAt?: unknown;
             UpdatedAt?: unknown;
             Id?: unknown;
         };
-        /** @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored. */
+        /**
+         * @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored.
+         * @example {
+         *       "Name": "Name example"
+         *     }
+         */
         DevelopmentStatusWrite: {
             Name: string;
             CreatedAt?: unknown;
             UpdatedAt?: unknown;
             Id?: unknown;
         };
-        /** @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored. */
+        /**
+         * @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored.
+         * @example {
+         *       "Name": "Name example"
+         *     }
+         */
         MarketWrite: {
             Name: string;
             CreatedAt?: unknown;
@@ -2715,7 +2772,13 @@ export interface components {
             } | null;
             Id?: unknown;
         };
-        /** @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored. */
+        /**
+         * @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored.
+         * @example {
+         *       "Name": "Name example",
+         *       "IsoCode": "GB"
+         *     }
+         */
         CountryWrite: {
             Name: string;
             IsoCode: string;
@@ -2723,7 +2786,14 @@ export interface components {
             UpdatedAt?: unknown;
             Id?: unknown;
         };
-        /** @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored. */
+        /**
+         * @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored.
+         * @example {
+         *       "EventDate": "2027-03-31",
+         *       "Price": 2500.5,
+         *       "Currency": "GBP"
+         *     }
+         */
         InvestmentEventWrite: {
             /** Format: date */
             EventDate: string;
@@ -2779,7 +2849,22 @@ export interface components {
             }[];
             Id?: unknown;
         };
-        /** @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored. */
+        /**
+         * @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored.
+         * @example {
+         *       "EventDate": "2027-03-31",
+         *       "FloorArea": 2500.5,
+         *       "AnnualRent": 2500.5,
+         *       "Currency": "GBP",
+         *       "LeaseExpiryDate": "2027-03-31",
+         *       "Scheme": {
+         *         "Id": "SchemeId"
+         *       },
+         *       "Company": {
+         *         "Id": "CompanyId"
+         *       }
+         *     }
+         */
         OccupierEventWrite: {
             /** Format: date */
             EventDate: string;
@@ -2822,7 +2907,13 @@ export interface components {
             };
             Id?: unknown;
         };
-        /** @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored. */
+        /**
+         * @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored.
+         * @example {
+         *       "Name": "Name example",
+         *       "Description": "Description example"
+         *     }
+         */
         PortfolioWrite: {
             Name: string;
             Description?: string | null;
@@ -2831,7 +2922,18 @@ export interface components {
             InvestmentEvents?: unknown;
             Id?: unknown;
         };
-        /** @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored. */
+        /**
+         * @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored.
+         * @example {
+         *       "Geometry": "POLYGON((0 0, 1 0, 1 1, 0 0))",
+         *       "Scheme": {
+         *         "Id": "SchemeId"
+         *       },
+         *       "Market": {
+         *         "Id": "MarketId"
+         *       }
+         *     }
+         */
         SchemeMarketBoundaryWrite: {
             /** Format: wkt */
             Geometry: string;
@@ -2867,7 +2969,19 @@ export interface components {
             };
             Id?: unknown;
         };
-        /** @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored. */
+        /**
+         * @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored.
+         * @example {
+         *       "Role": "Role example",
+         *       "PercentageShare": 0.25,
+         *       "Scheme": {
+         *         "Id": "SchemeId"
+         *       },
+         *       "Company": {
+         *         "Id": "CompanyId"
+         *       }
+         *     }
+         */
         SchemeCompanyWrite: {
             Role?: string | null;
             PercentageShare?: number | null;
@@ -2905,7 +3019,19 @@ export interface components {
             };
             Id?: unknown;
         };
-        /** @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored. */
+        /**
+         * @description The body of POST and PUT, and what a PATCH must leave. Read-only members (Id, CreatedAt, UpdatedAt) and collections that are not owned may be sent back as read; they are ignored.
+         * @example {
+         *       "Role": "Role example",
+         *       "PercentageShare": 0.25,
+         *       "InvestmentEvent": {
+         *         "Id": "InvestmentEventId"
+         *       },
+         *       "Company": {
+         *         "Id": "CompanyId"
+         *       }
+         *     }
+         */
         InvestmentCompanyWrite: {
             Role?: string | null;
             PercentageShare?: number | null;

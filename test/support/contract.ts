@@ -27,7 +27,8 @@ export interface Exchange {
 
 export class ContractViolation extends Error {}
 
-const BASE = 'https://entity-management.local/openapi.json';
+const BASE = 'https://entity-management.local/schemas';
+const SCHEMAS = '#/components/schemas/';
 
 interface Route {
   method: string;
@@ -51,7 +52,11 @@ function instance(): Checker {
   const document = buildOpenApiDocument({ maxTop: 1000, batchMaxRequests: 1000 });
   const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true });
   addFormats(ajv, ['date', 'date-time', 'uri', 'uuid']);
-  ajv.addSchema({ $id: BASE, components: document.components }, BASE);
+  // Each component schema on its own: compiled once, however many responses refer to it.
+  const schemas = (document.components as { schemas: Record<string, Json> }).schemas;
+  for (const [schemaName, schema] of Object.entries(schemas)) {
+    ajv.addSchema({ ...(rebased(schema) as Json), $id: `${BASE}/${schemaName}` });
+  }
   const routes: Route[] = [];
   for (const [template, item] of Object.entries(document.paths as Record<string, Json>)) {
     for (const [method, operation] of Object.entries(item)) {
@@ -87,7 +92,10 @@ function rebased(schema: unknown): unknown {
   if (schema === null || typeof schema !== 'object') return schema;
   const out: Json = {};
   for (const [k, v] of Object.entries(schema)) {
-    out[k] = k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `${BASE}${v}` : rebased(v);
+    out[k] =
+      k === '$ref' && typeof v === 'string' && v.startsWith(SCHEMAS)
+        ? `${BASE}/${v.slice(SCHEMAS.length)}`
+        : rebased(v);
   }
   return out;
 }
