@@ -23,6 +23,7 @@ unset DATABASE_URL REDIS_URL
 [ -n "${TEST_REDIS_URL:-}" ] && export REDIS_URL="$TEST_REDIS_URL"
 reset_stores test "${TEST_PG_PORT:-54330}" "${TEST_REDIS_PORT:-63800}"
 trap stop_stores EXIT
+ensure_chromium
 PG_FSYNC=off provision_stores test "${TEST_PG_PORT:-54330}" "${TEST_REDIS_PORT:-63800}" emapi_template
 export NODE_ENV=test
 # One signing key for the whole run: in-process stacks and the processes tests spawn share it.

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { Router, type NextFunction, type Request, type Response } from 'express';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
@@ -32,6 +32,25 @@ export function bullBoardRouter(queues: QueueRegistry, options: { readOnly: bool
       );
     });
   }
+  router.use(withoutExternalFonts);
   router.use(serverAdapter.getRouter() as Router);
   return router;
+}
+
+/** The board's page asks Google Fonts for a typeface; an admin page must not reach out to a CDN. */
+const EXTERNAL_FONT_LINK = /<link[^>]*href="https:\/\/fonts\.googleapis\.com[^>]*>\s*/g;
+
+/**
+ * Serves the board's page without its external font stylesheet (it falls back to system fonts,
+ * nothing else changes), so the page loads nothing from outside the service and its CSP can say so.
+ * The board renders its page with `res.render` from its own sub-application; this wraps that call.
+ */
+function withoutExternalFonts(_req: Request, res: Response, next: NextFunction): void {
+  const render = res.render.bind(res);
+  res.render = ((view: string, options?: object) =>
+    render(view, options ?? {}, (error: Error | null, html: string) => {
+      if (error) return next(error);
+      res.type('html').send(html.replace(EXTERNAL_FONT_LINK, ''));
+    })) as Response['render'];
+  next();
 }

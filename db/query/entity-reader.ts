@@ -18,6 +18,10 @@ import { SqlBuilder } from './sql-builder';
 export interface Page {
   /** A JSON array, as text. */
   json: string;
+  /** Whether a row follows the page (one row more than `$top` was selected, not shown). */
+  hasNext: boolean;
+  /** Primary key of the page's last row when there is a next page (the keyset cursor). */
+  lastKey?: number;
 }
 
 export interface KeyedRow {
@@ -119,12 +123,15 @@ export function listStatements(
 ): { page: Statement; count?: Statement } {
   const rows = rootRows(plan);
   const { builder } = rows;
-  const page = `select r.id ${rows.from} order by ${rows.orderBy} limit ${builder.param(plan.top)} offset ${builder.param(plan.skip)}`;
+  // One row past the page says exactly whether there is a next page (the Link header); its
+  // document is never built (the aggregate's FILTER is checked before its argument).
+  const page = `select r.id ${rows.from} order by ${rows.orderBy} limit ${builder.param(plan.top + 1)} offset ${builder.param(plan.skip)}`;
   const doc = documentSql(plan.source, 'd', 'list', plan.document, builder);
+  const top = builder.param(plan.top);
   // array(subquery) keeps the page's order; ordinality carries it into the aggregate.
-  const inner = `select coalesce(json_agg(${doc} order by p.ord), '[]'::json)::text as json from unnest(array(${page})) with ordinality as p(id, ord) join ${plan.entity.table} d on d.id = p.id`;
+  const inner = `select coalesce(json_agg(${doc} order by p.ord) filter (where p.ord <= ${top}), '[]'::json)::text as json, count(*) > ${top} as has_next, max(p.id) filter (where p.ord = ${top}) as last_key from unnest(array(${page})) with ordinality as p(id, ord) join ${plan.entity.table} d on d.id = p.id`;
   return {
-    page: builder.statement(capped(inner, budget)),
+    page: builder.statement(capped(inner, budget, ', j.has_next, j.last_key')),
     count: withCount ? builder.statement(countText(rows)) : undefined,
   };
 }
@@ -141,13 +148,12 @@ function countText(rows: RootRows): string {
 
 /** One page of a list read, as JSON text (its `$count` is `fetchCount`, run beside it). */
 export async function fetchPage(knex: ReadDb, statement: Statement, budget: ReadBudget = {}): Promise<Page> {
-  const rows = await knex.raw<{ rows: { json: string | null; bytes: number }[] }>(
-    statement.sql,
-    statement.params as Knex.RawBinding[],
-  );
+  const rows = await knex.raw<{
+    rows: { json: string | null; bytes: number; has_next: boolean; last_key: number | null }[];
+  }>(statement.sql, statement.params as Knex.RawBinding[]);
   const row = rows.rows[0];
   tooLargeUnlessSent(row, budget);
-  return { json: row?.json ?? '[]' };
+  return { json: row?.json ?? '[]', hasNext: row?.has_next ?? false, lastKey: row?.last_key ?? undefined };
 }
 
 export async function fetchCount(knex: ReadDb, statement: Statement): Promise<number> {

@@ -2,6 +2,8 @@ import type { Knex } from 'knex';
 import { readableEntityOf, keyOf } from '../../domain/entities/entity-key';
 import { notFound } from '../../domain/errors/domain-error';
 import { parseReadOptions } from '../../domain/queries/read-options';
+import { nextPageLink } from '../../domain/queries/next-page-link';
+import { encodeId } from '../../domain/ids/id-codec';
 import { DEFAULT_READ_LIMITS, type ReadLimits } from '../../domain/queries/read-limits';
 import type { LimitsConfig } from '../../infra/config/load-config';
 import { JSON_TYPE, type Answer } from '../../domain/responses/answer';
@@ -99,6 +101,17 @@ export async function readOperation(run: ReadRunner, request: ReadRequest, setti
     ]);
     const headers: Record<string, string> = { 'content-type': JSON_TYPE };
     if (total !== undefined) headers['x-total-count'] = String(total);
+    if (page.hasNext && page.lastKey !== undefined) {
+      const lastId = encodeId(entity.name, page.lastKey);
+      const link = nextPageLink({
+        route: request.route,
+        query: request.query,
+        options: parsed,
+        lastId,
+        limits: settings.limits,
+      });
+      if (link) headers.link = link;
+    }
     return { status: 200, headers, body: page.json };
   }
   if (request.key === '$count') {

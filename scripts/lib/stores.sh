@@ -41,6 +41,14 @@ ensure_redis_binary() {
   command -v redis-server >/dev/null || die "redis-server not found after install: set REDIS_URL."
 }
 
+# The browser checks of the suite (docs page, Bull Board login) drive Debian's headless Chromium.
+ensure_chromium() {
+  [ -n "${CHROMIUM_PATH:-}" ] && return 0
+  command -v chromium >/dev/null && return 0
+  apt_install chromium fonts-liberation || die "Chromium is not installed: install it (for example 'apt-get install chromium') or set CHROMIUM_PATH."
+  command -v chromium >/dev/null || die "chromium not found after install: set CHROMIUM_PATH."
+}
+
 # As root, PostgreSQL must run as an unprivileged user on a directory that user owns and can reach.
 pg_run() {
   # From / so the postgres user is not refused the caller's working directory.

@@ -21,7 +21,15 @@ export interface BatchResponse {
 }
 
 /** The headers a batch response carries for each request, when that request alone carries them. */
-const ANSWER_HEADERS = ['location', 'etag', 'preference-applied', 'content-type', 'allow', 'x-total-count'] as const;
+const ANSWER_HEADERS = [
+  'location',
+  'etag',
+  'preference-applied',
+  'content-type',
+  'allow',
+  'x-total-count',
+  'link',
+] as const;
 
 /** What a client sees of one answer: status, the headers above and the body. */
 export interface Answer {
