@@ -158,7 +158,10 @@ const HEADERS: Record<string, Schema> = {
     schema: { type: 'string' },
   },
   'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer', minimum: 0 } },
-  Link: { description: 'The next page: `<…>; rel="next"` when there is one.', schema: { type: 'string' } },
+  Link: {
+    description: 'The next page (RFC 8288), when there is one: `</Schemes?$top=60&$filter=…>; rel="next"`.',
+    schema: { type: 'string', pattern: '^</[^>]*>; rel="next"$' },
+  },
   Allow: { description: 'The methods the resource takes.', schema: { type: 'string' } },
   'WWW-Authenticate': { description: 'Bearer challenge (RFC 6750).', schema: { type: 'string', pattern: '^Bearer' } },
   'Content-Disposition': { schema: { type: 'string', pattern: '^attachment' } },

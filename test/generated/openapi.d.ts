@@ -3236,7 +3236,7 @@ export interface components {
         "X-Consistency-Token": string;
         /** @description Seconds to wait before trying again. */
         "Retry-After": number;
-        /** @description The next page: `<…>; rel="next"` when there is one. */
+        /** @description The next page (RFC 8288), when there is one: `</Schemes?$top=60&$filter=…>; rel="next"`. */
         Link: string;
         /** @description The methods the resource takes. */
         Allow: string;
