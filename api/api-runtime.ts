@@ -2,6 +2,7 @@ import type { Express } from 'express';
 import type { Knex } from 'knex';
 import type { Redis } from 'ioredis';
 import { createKnex } from '../db/knex';
+import { ReplicaSet } from '../db/replicas/replica-set';
 import type { Logger } from '../infra/logger';
 import { createRedis } from '../infra/redis';
 import type { AppConfig } from '../infra/config/load-config';
@@ -39,8 +40,12 @@ export async function createApiRuntime(config: AppConfig, logger: Logger): Promi
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
   const queues = createQueueRegistry(redis, config.queuePrefix, logger);
   const commandBus = await createCommandBus(commandBusOptionsOf(config, redis, logger));
-  const metrics = config.metrics.enabled ? apiMetrics({ knex, queues, logger }) : undefined;
-  const app = createApp({ config, knex, redis, logger, queues, commandBus, metrics });
+  const replicas = config.replicas.urls.length
+    ? new ReplicaSet(knex, { ...config.replicas, poolMax: config.dbPoolMax, logger })
+    : undefined;
+  await replicas?.start();
+  const metrics = config.metrics.enabled ? apiMetrics({ knex, queues, logger, replicas }) : undefined;
+  const app = createApp({ config, knex, redis, logger, queues, commandBus, metrics, replicas });
   return {
     app,
     metrics: metrics?.registry,
@@ -51,7 +56,7 @@ export async function createApiRuntime(config: AppConfig, logger: Logger): Promi
     async close() {
       await queues.close();
       await commandBus.close();
-      await Promise.allSettled([knex.destroy(), redis.quit()]);
+      await Promise.allSettled([knex.destroy(), redis.quit(), replicas?.close()]);
     },
   };
 }

@@ -1,5 +1,6 @@
 import express, { type Express } from 'express';
 import type { Knex } from 'knex';
+import type { ReplicaSet } from '../db/replicas/replica-set';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../infra/logger';
 import type { AppConfig } from '../infra/config/load-config';
@@ -15,6 +16,7 @@ import { entityReadRoutes } from './entities/entity-read.routes';
 import { authenticate } from './auth/authenticate';
 import { requireAdmin, requireDefaultPolicy } from './auth/require-role';
 import { cachedRoleGrants } from './auth/role-grants';
+import { bullBoardLogin, unlessSessionCaller } from './auth/login/bull-board-login';
 import { rolesRoutes } from './roles/roles.routes';
 import { jobsRoutes } from './jobs/jobs.routes';
 import { BULL_BOARD_PATH, bullBoardRouter } from './jobs/bull-board';
@@ -39,6 +41,8 @@ export interface AppDeps {
   queues: QueueRegistry;
   /** The producer of the `commands` queue, ready before the app serves (api/commands/command-bus.ts). */
   commandBus: CommandBus;
+  /** Hot standbys the reads go to (DATABASE_REPLICA_URLS), probed by the runtime. */
+  replicas?: ReplicaSet;
   /** With METRICS_ENABLED: the registry requests are counted in, and what `GET /metrics` answers. */
   metrics?: { registry: Registry; scrape(): Promise<Scrape> };
 }
@@ -64,12 +68,24 @@ export function createApp(deps: AppDeps): Express {
   const corsHandler = corsPolicy(deps.config.corsOrigins);
   if (corsHandler) app.use(corsHandler);
   // The only routes open without a token; without METRICS_ENABLED `/metrics` is a 404 like any unknown route.
-  app.use(healthRoutes(deps.knex, deps.redis));
+  app.use(healthRoutes(deps.knex, deps.redis, deps.replicas));
   if (deps.metrics) app.use(metricsRoutes(deps.metrics.scrape, deps.logger));
   app.use(openApiRoutes({ maxTop: deps.config.maxTop, batchMaxRequests: deps.config.batch.maxRequests }));
 
   const grants = cachedRoleGrants(deps.knex);
-  app.use(authenticate(deps.config.auth, grants));
+  const verify = authenticate(deps.config.auth, grants);
+  // Bull Board's OIDC login (DESIGN §15): its routes, and its session cookie as a caller of its own.
+  const login = deps.config.bullBoardLogin
+    ? bullBoardLogin({
+        config: deps.config.bullBoardLogin,
+        basePath: BULL_BOARD_PATH,
+        rolesClaim: deps.config.auth.rolesClaim,
+        grants,
+        logger: deps.logger,
+      })
+    : undefined;
+  if (login) app.use(BULL_BOARD_PATH, login.router);
+  app.use(login ? unlessSessionCaller(verify) : verify);
   const storeError = (err: unknown) =>
     deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'redis unavailable for a limit');
   const rateLimiter = rateLimit({
@@ -87,6 +103,7 @@ export function createApp(deps: AppDeps): Express {
       chargeReads: rateLimiter.charge,
       patchLimits: patchLimitsOf(deps.config),
       limits: deps.config.batch,
+      consistencyTokens: deps.replicas !== undefined,
     }),
   );
   // Bodies are parsed only for authenticated callers.
@@ -104,11 +121,12 @@ export function createApp(deps: AppDeps): Express {
     BULL_BOARD_PATH,
     requireAdmin,
     bullBoardSecurityHeaders(),
-    bullBoardRouter(deps.queues, { readOnly: deps.config.bullBoardReadOnly }),
+    bullBoardRouter(deps.queues, { readOnly: deps.config.bullBoardReadOnly, logoutPath: login?.logoutPath }),
   );
   app.use(
     exportRoutes({
       knex: deps.knex,
+      replicas: deps.replicas,
       readLimits,
       maxConcurrent: exportConcurrencyFor(deps.config.dbPoolMax),
       slots: exportSlots(deps.redis, deps.config.queuePrefix, limits.maxExportsPerSubject, storeError),
@@ -124,9 +142,17 @@ export function createApp(deps: AppDeps): Express {
       commandBus: deps.commandBus,
       commandTimeoutMs: deps.config.commandTimeoutMs,
       patchLimits: patchLimitsOf(deps.config),
+      replicas: deps.replicas,
     }),
   );
-  app.use(entityReadRoutes({ knex: deps.knex, maxTop: deps.config.maxTop, limits: deps.config.limits }));
+  app.use(
+    entityReadRoutes({
+      knex: deps.knex,
+      replicas: deps.replicas,
+      maxTop: deps.config.maxTop,
+      limits: deps.config.limits,
+    }),
+  );
 
   app.use(notFoundHandler);
   app.use(errorHandler);

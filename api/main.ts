@@ -24,6 +24,18 @@ async function main(): Promise<void> {
       `authentication: bearer tokens (${mode})`,
     );
   }
+  if (config.bullBoardLogin) {
+    const { issuer, clientId, clientSecret, publicUrl } = config.bullBoardLogin;
+    logger.info(
+      {
+        issuer,
+        clientId,
+        client: clientSecret ? 'confidential' : 'public',
+        redirectUri: `${publicUrl}/admin/queues/auth/callback`,
+      },
+      'Bull Board: OIDC login for browsers (bearer tokens still accepted)',
+    );
+  }
   // Writes go through the command queue: serve only once its producer and events reader are up.
   const runtime = await createApiRuntime(config, logger);
   const { app } = runtime;

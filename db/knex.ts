@@ -17,7 +17,12 @@ export interface KnexLog {
   debug(obj: object, msg: string): void;
 }
 
-export function createKnex(databaseUrl: string, poolMax = 10, logger?: KnexLog): Knex {
+export function createKnex(
+  databaseUrl: string,
+  poolMax = 10,
+  logger?: KnexLog,
+  options: { acquireTimeoutMs?: number } = {},
+): Knex {
   const text = (message: unknown) => (message instanceof Error ? message.message : String(message));
   return knexFactory({
     ...(logger && {
@@ -32,7 +37,7 @@ export function createKnex(databaseUrl: string, poolMax = 10, logger?: KnexLog):
     connection: databaseUrl,
     pool: { min: 0, max: poolMax },
     // A pool that stays exhausted answers 503 after this long (DESIGN §13), not after knex's 60 s.
-    acquireConnectionTimeout: 5000,
+    acquireConnectionTimeout: options.acquireTimeoutMs ?? 5000,
     migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.js'], tableName: 'knex_migrations' },
   });
 }

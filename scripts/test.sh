@@ -31,4 +31,7 @@ export COMMAND_SIGNING_KEY="${COMMAND_SIGNING_KEY:-test-signing-key-$(head -c 24
 DATABASE_URL="$DATABASE_URL" node dist/db/cli/migrate.js
 # Each test file clones the migrated template database and uses its own queue prefix (test/support).
 export TEST_TEMPLATE_DATABASE_URL="$DATABASE_URL"
+# The replica tests make a streaming replica of this server with the same PostgreSQL binaries.
+# (pg_ctl may be a symlink on PATH: its real directory also holds pg_basebackup and psql.)
+if PG_BIN=${PG_BIN:-$(find_pg_bin)}; then TEST_PG_BIN=$(dirname "$(readlink -f "$PG_BIN/pg_ctl")"); export TEST_PG_BIN; fi
 npx ava "$@"

@@ -33,6 +33,8 @@ export interface BatchRouteDeps {
   chargeReads(subject: string, reads: number): Promise<void>;
   patchLimits: PatchLimits;
   limits: { maxRequests: number; maxBytes: number; timeoutMs: number };
+  /** The API reads from replicas (DATABASE_REPLICA_URLS): write answers then carry a consistency token. */
+  consistencyTokens: boolean;
 }
 
 const BATCH_PATHS = new Set(['/$batch', '/%24batch']);
@@ -87,6 +89,7 @@ export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
       subject: caller.subject,
       issuedAt: new Date().toISOString(),
       ...(key === undefined ? {} : { requestHash: requestHash('POST', '$batch', raw) }),
+      ...(deps.consistencyTokens ? { consistencyTokens: true as const } : {}),
       steps,
     };
     const result = await sendCommand<BatchResult | CommandResult>(

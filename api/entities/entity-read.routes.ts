@@ -1,10 +1,15 @@
 import { Router, type Request, type Response } from 'express';
 import type { Knex } from 'knex';
-import { onPool, readOperation, readSettingsOf, type ReadConfig } from '../../db/query/read-operation';
+import { readOperation, readSettingsOf, type ReadConfig } from '../../db/query/read-operation';
+import { readRouter } from '../../db/replicas/read-router';
+import type { ReplicaSet } from '../../db/replicas/replica-set';
+import { readAfter } from '../http/consistency';
 import { sendAnswer } from '../http/send-answer';
 
 export interface ReadRouteDeps extends ReadConfig {
   knex: Knex;
+  /** Hot standbys to read from (DATABASE_REPLICA_URLS); the primary alone without. */
+  replicas?: ReplicaSet;
 }
 
 /**
@@ -15,10 +20,11 @@ export interface ReadRouteDeps extends ReadConfig {
 export function entityReadRoutes(deps: ReadRouteDeps): Router {
   const router = Router();
   const settings = readSettingsOf(deps);
-  const run = onPool(deps.knex, settings.timeoutMs);
+  const runFor = readRouter(deps.knex, deps.replicas, settings.timeoutMs);
   const query = (req: Request) => req.query as Record<string, unknown>;
 
   router.get('/:route', async (req: Request, res: Response) => {
+    const run = runFor(readAfter(req));
     sendAnswer(res, await readOperation(run, { route: req.params.route as string, query: query(req) }, settings));
   });
 
@@ -29,7 +35,7 @@ export function entityReadRoutes(deps: ReadRouteDeps): Router {
       query: query(req),
       ifNoneMatch: req.headers['if-none-match'],
     };
-    sendAnswer(res, await readOperation(run, request, settings));
+    sendAnswer(res, await readOperation(runFor(readAfter(req)), request, settings));
   });
 
   return router;

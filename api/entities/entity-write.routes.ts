@@ -14,6 +14,8 @@ import { sendCommand } from '../commands/send-command';
 import { idempotencyKeyOf } from '../commands/idempotency-key';
 import { prefersRepresentation, writeAnswer, type WriteMethod } from '../../domain/responses/answer';
 import { sendAnswer } from '../http/send-answer';
+import { CONSISTENCY_TOKEN_HEADER } from '../../db/replicas/consistency-token';
+import type { ReplicaSet } from '../../db/replicas/replica-set';
 
 /**
  * POST, PATCH, PUT and DELETE on every entity route (spec §4, §4.2, §4.3, §7; DESIGN §6). The API
@@ -26,6 +28,8 @@ export interface WriteRouteDeps {
   commandBus: CommandBus;
   commandTimeoutMs: number;
   patchLimits: PatchLimits;
+  /** With replicas, a write answer carries X-Consistency-Token (DESIGN §14). */
+  replicas?: ReplicaSet;
 }
 
 type SuccessResult = Extract<CommandResult, { ok: true }>;
@@ -90,9 +94,13 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
    * a representation is asked for (spec §4.2).
    */
   async function answerSuccess(req: Request, res: Response, entity: EntityDefinition, result: SuccessResult) {
-    const row =
-      req.method !== 'DELETE' && wantsRepresentation(req) ? await readEntity(deps.knex, entity, result.dbId) : null;
-    sendAnswer(res, writeAnswer(req.method as WriteMethod, result, row));
+    const [row, token] = await Promise.all([
+      req.method !== 'DELETE' && wantsRepresentation(req) ? readEntity(deps.knex, entity, result.dbId) : null,
+      deps.replicas?.consistencyToken(),
+    ]);
+    const answer = writeAnswer(req.method as WriteMethod, result, row);
+    if (token !== undefined) answer.headers[CONSISTENCY_TOKEN_HEADER] = token;
+    sendAnswer(res, answer);
   }
 
   router.post('/:route', async (req, res, next: NextFunction) => {

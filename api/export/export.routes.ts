@@ -12,10 +12,14 @@ import { readableEntityOf } from '../../domain/entities/entity-key';
 import { callerOf } from '../auth/caller';
 import type { ExportSlots } from '../limits/export-slots';
 import { dropWhenStalled } from '../limits/stall-guard';
+import type { ReplicaSet } from '../../db/replicas/replica-set';
+import { readAfter } from '../http/consistency';
 import { MEDIA_TYPE, OFFERED, formatOfMediaType, rowFormatter } from './export-format';
 
 export interface ExportRouteDeps {
   knex: Knex;
+  /** Hot standbys exports read from (DATABASE_REPLICA_URLS). */
+  replicas?: ReplicaSet;
   /** The read limits of DESIGN §13 ($filter / $search syntax nodes and the rest). */
   readLimits: ReadLimits;
   /**
@@ -90,7 +94,12 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
     options: ReadOptions,
     format: ExportFormat,
   ): Promise<void> {
-    const rows = await openExportStream(deps.knex, planRead(entity, options), format);
+    const plan = planRead(entity, options);
+    const rows = deps.replicas
+      ? await deps.replicas.run(await deps.replicas.choose(readAfter(req)), (knex) =>
+          openExportStream(knex, plan, format),
+        )
+      : await openExportStream(deps.knex, plan, format);
     res.status(200);
     res.setHeader('Content-Type', MEDIA_TYPE[format]);
     res.setHeader('Content-Disposition', `attachment; filename="${entity.route}.${format}"`);

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import type { Knex } from 'knex';
 import type { Redis } from 'ioredis';
 import { unavailable } from '../../domain/errors/domain-error';
+import type { ReplicaSet } from '../../db/replicas/replica-set';
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -20,8 +21,11 @@ type Readiness = { postgres: 'ok' | 'down'; redis: 'ok' | 'down' };
 /** How long one readiness answer is reused: a probe storm costs the stores one check a second. */
 export const READINESS_CACHE_MS = 1000;
 
-/** Liveness says the process answers; readiness says both stores answer too. No auth on either. */
-export function healthRoutes(knex: Knex, redis: Redis): Router {
+/**
+ * Liveness says the process answers; readiness says both stores answer too, and shows each
+ * replica's state and lag (DESIGN §14). No auth on either.
+ */
+export function healthRoutes(knex: Knex, redis: Redis, replicas?: ReplicaSet): Router {
   const router = Router();
   let cached: { at: number; checks: Promise<Readiness> } | undefined;
   const readiness = (): Promise<Readiness> => {
@@ -43,7 +47,8 @@ export function healthRoutes(knex: Knex, redis: Redis): Router {
   router.get('/health/ready', async (req, res) => {
     const checks = await readiness();
     if (checks.postgres === 'ok' && checks.redis === 'ok') {
-      res.json({ status: 'ready', checks });
+      // Replicas are shown, never required: without them the primary serves every read.
+      res.json({ status: 'ready', checks, ...(replicas ? { replicas: replicas.status() } : {}) });
       return;
     }
     req.log.warn({ checks }, 'not ready');

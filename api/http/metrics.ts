@@ -1,6 +1,8 @@
 import type { JobType } from 'bullmq';
 import { Router, type RequestHandler } from 'express';
 import type { Knex } from 'knex';
+import { Gauge } from 'prom-client';
+import type { ReplicaSet } from '../../db/replicas/replica-set';
 import { countUnpublished } from '../../db/commands/outbox';
 import { unavailable } from '../../domain/errors/domain-error';
 import type { Logger } from '../../infra/logger';
@@ -26,8 +28,23 @@ const JOB_STATES: JobType[] = [
  */
 export function registerApiMetrics(
   registry: Registry,
-  deps: { knex: Knex; queues: QueueRegistry; logger: Logger },
+  deps: { knex: Knex; queues: QueueRegistry; logger: Logger; replicas?: ReplicaSet },
 ): void {
+  const replicas = deps.replicas;
+  if (replicas) {
+    new Gauge({
+      name: 'emapi_replica_lag_seconds',
+      help: 'How far each replica was behind the primary at its last probe (absent while it is down)',
+      labelNames: ['replica'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const replica of replicas.status()) {
+          if (replica.lagMs !== null) this.set({ replica: replica.name }, replica.lagMs / 1000);
+        }
+      },
+    });
+  }
   storeGauge(
     registry,
     {

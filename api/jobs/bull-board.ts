@@ -13,12 +13,16 @@ export const BULL_BOARD_PATH = '/admin/queues';
  * actions, and any request that is not a read is refused here as well, whatever route a board
  * version adds. BULL_BOARD_READ_ONLY=false allows them (retry, clean, pause, add).
  */
-export function bullBoardRouter(queues: QueueRegistry, options: { readOnly: boolean }): Router {
+export function bullBoardRouter(queues: QueueRegistry, options: { readOnly: boolean; logoutPath?: string }): Router {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(BULL_BOARD_PATH);
   createBullBoard({
     queues: queues.all().map((queue) => new BullMQAdapter(queue, { readOnlyMode: options.readOnly })),
     serverAdapter,
+    // With the OIDC login (DESIGN §15) the board's header links to its logout.
+    ...(options.logoutPath
+      ? { options: { uiConfig: { miscLinks: [{ text: 'Log out', url: options.logoutPath }] } } }
+      : {}),
   });
   const router = Router();
   if (options.readOnly) {

@@ -54,6 +54,8 @@ export interface BatchCommand {
   issuedAt: string;
   /** The batch's Idempotency-Key fingerprint: a key reused for another batch is a conflict. */
   requestHash?: string;
+  /** The API reads from replicas: successful write answers carry X-Consistency-Token (DESIGN §14). */
+  consistencyTokens?: true;
   steps: BatchStep[];
 }
 

@@ -51,6 +51,26 @@ const corsOrigins = makeValidator<string>((raw) => {
   return items.join(',');
 });
 
+/** Comma-separated postgres:// URLs (empty: none); each must parse, so a typo fails at start. */
+const databaseUrls = makeValidator<string>((raw) => {
+  const items = raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  for (const item of items) {
+    let protocol: string | undefined;
+    try {
+      protocol = new URL(item).protocol;
+    } catch {
+      protocol = undefined;
+    }
+    if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
+      throw new EnvError('must be comma-separated postgres:// URLs');
+    }
+  }
+  return items.join(',');
+});
+
 const nonNegative = integer(0);
 const positive = integer(1);
 
@@ -61,6 +81,18 @@ export const ENVIRONMENT = {
     desc: 'interface the API listens on; empty: 127.0.0.1 with mock authentication, else 0.0.0.0',
   }),
   DATABASE_URL: str({ desc: 'Postgres; `npm start` and `npm test` start local servers when unset' }),
+  DATABASE_REPLICA_URLS: databaseUrls({
+    default: '',
+    desc: 'comma-separated hot standbys of DATABASE_URL (streaming replicas): the API reads from them; read-your-writes by X-Consistency-Token',
+  }),
+  REPLICA_WAIT_MS: nonNegative({
+    default: 250,
+    desc: 'how long a read carrying X-Consistency-Token waits for a replica to replay that far before the primary serves it',
+  }),
+  REPLICA_MAX_LAG_MS: nonNegative({
+    default: 2000,
+    desc: 'replicas further behind are skipped by reads without a token (the primary serves when none is within)',
+  }),
   REDIS_URL: str({ desc: 'Redis, used only by BullMQ and the limits; must run with maxmemory-policy noeviction' }),
   QUEUE_PREFIX: str({ default: 'emapi', desc: 'prefix of every BullMQ key: lets deployments share a Redis' }),
   NODE_ENV: str({ default: '', desc: '`production` refuses mock authentication; `test` lowers the default log level' }),
@@ -149,6 +181,34 @@ export const ENVIRONMENT = {
   MAX_EXPORTS_PER_SUBJECT: positive({ default: 2, desc: 'exports per caller at once, across API processes (429)' }),
   EXPORT_STALL_MS: positive({ default: 60_000, desc: 'an export reader that takes no byte this long is dropped' }),
   BULL_BOARD_READ_ONLY: bool({ default: true, desc: 'Bull Board shows but refuses its actions; `false` allows them' }),
+  BULL_BOARD_OIDC_ISSUER: str({
+    default: '',
+    desc: 'OIDC issuer of the Bull Board login (discovery; authorization code + PKCE); unset: no login, `/admin/queues` takes bearer tokens only',
+  }),
+  BULL_BOARD_OIDC_CLIENT_ID: str({
+    default: '',
+    desc: 'client id registered at that issuer (required with the login)',
+  }),
+  BULL_BOARD_OIDC_CLIENT_SECRET: str({
+    default: '',
+    desc: 'client secret of a confidential client (`client_secret_basic`); unset: a public client, PKCE only',
+  }),
+  BULL_BOARD_OIDC_SCOPES: str({
+    default: 'openid profile',
+    desc: 'scopes the login asks for (`openid` is always added); add the one that puts AUTH_ROLES_CLAIM into the ID token or userinfo if the issuer needs one',
+  }),
+  BULL_BOARD_PUBLIC_URL: str({
+    default: '',
+    desc: 'origin browsers reach the API at (`https://api.example.com`, no path; required with the login): the redirect URI is `<it>/admin/queues/auth/callback`; `https` makes the cookies Secure',
+  }),
+  BULL_BOARD_SESSION_SECRET: str({
+    default: '',
+    desc: 'key (32+ characters) the login session cookie is encrypted with; every API process shares it; required with the login',
+  }),
+  BULL_BOARD_SESSION_TTL_MINUTES: integer(1)({
+    default: 60,
+    desc: 'how long a Bull Board login (and the roles it was given) lasts before the browser is sent to the issuer again',
+  }),
   OUTBOX_RETENTION_HOURS: hours({ default: 24, desc: 'how long published events are kept' }),
   COMMAND_LOG_RETENTION_HOURS: hours({
     default: 168,

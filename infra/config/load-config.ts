@@ -22,6 +22,8 @@ export interface AuthConfig {
 export interface AppConfig {
   port: number;
   databaseUrl: string;
+  /** Hot standbys the API reads from (DESIGN §14): none, one or several. */
+  replicas: { urls: string[]; waitMs: number; maxLagMs: number };
   redisUrl: string;
   /** Prefix of every BullMQ key: lets several deployments (or test files) share one Redis. */
   queuePrefix: string;
@@ -55,12 +57,27 @@ export interface AppConfig {
   listenHost: string;
   /** Bull Board shows queues but refuses job actions unless BULL_BOARD_READ_ONLY=false. */
   bullBoardReadOnly: boolean;
+  /** The OIDC login in front of Bull Board (BULL_BOARD_OIDC_*); absent: bearer tokens only. */
+  bullBoardLogin?: BullBoardLoginConfig;
   /** HMAC key over every command payload; workers refuse a command whose signature fails. */
   commandSigningKey: string;
   /** `GET /metrics` on the API (METRICS_ENABLED); worker processes' own metrics port (METRICS_PORT). */
   metrics: { enabled: boolean; port?: number };
   /** How long published outbox rows and finished command-log rows are kept (the idempotency window). */
   retention: { outboxMs: number; commandLogMs: number; intervalMs: number };
+}
+
+/** DESIGN §15: Bull Board's OIDC login (authorization code + PKCE) and its session cookie. */
+export interface BullBoardLoginConfig {
+  issuer: string;
+  clientId: string;
+  /** Absent: a public client, PKCE only. */
+  clientSecret?: string;
+  scopes: string;
+  /** Origin browsers reach the API at; the redirect URI and the cookies' Secure flag derive from it. */
+  publicUrl: string;
+  sessionSecret: string;
+  sessionTtlSeconds: number;
 }
 
 /** The limits of DESIGN §13: each has an environment variable and answers a 4xx naming it. */
@@ -109,9 +126,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (mock && production) throw new ConfigError('AUTH_MOCK cannot be on when NODE_ENV=production');
   const optional = (value: string) => value || undefined;
+  const bullBoardLogin = bullBoardLoginOf(e, { mock, production });
   return {
     port: e.PORT,
     databaseUrl: e.DATABASE_URL,
+    replicas: {
+      urls: e.DATABASE_REPLICA_URLS.split(',').filter((url) => url !== ''),
+      waitMs: e.REPLICA_WAIT_MS,
+      maxLagMs: e.REPLICA_MAX_LAG_MS,
+    },
     redisUrl: e.REDIS_URL,
     queuePrefix: e.QUEUE_PREFIX,
     production,
@@ -153,6 +176,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     batch: { maxRequests: e.BATCH_MAX_REQUESTS, maxBytes: e.BATCH_MAX_BYTES, timeoutMs: e.BATCH_TIMEOUT_MS },
     listenHost: e.LISTEN_HOST || (mock ? '127.0.0.1' : '0.0.0.0'),
     bullBoardReadOnly: e.BULL_BOARD_READ_ONLY,
+    ...(bullBoardLogin ? { bullBoardLogin } : {}),
     commandSigningKey: e.COMMAND_SIGNING_KEY,
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },
     retention: {
@@ -161,4 +185,73 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       intervalMs: e.RETENTION_INTERVAL_MS,
     },
   };
+}
+
+const LOGIN_SETTINGS = [
+  'BULL_BOARD_OIDC_CLIENT_ID',
+  'BULL_BOARD_OIDC_CLIENT_SECRET',
+  'BULL_BOARD_PUBLIC_URL',
+  'BULL_BOARD_SESSION_SECRET',
+] as const;
+
+/**
+ * The Bull Board login: on when BULL_BOARD_OIDC_ISSUER is set, and then complete or refused at
+ * start (a session cookie without its secret, or a redirect URI nobody can reach, is no login).
+ */
+function bullBoardLoginOf(
+  e: ReturnType<typeof readEnvironment>,
+  mode: { mock: boolean; production: boolean },
+): BullBoardLoginConfig | undefined {
+  if (!e.BULL_BOARD_OIDC_ISSUER) {
+    const stray = LOGIN_SETTINGS.filter((name) => e[name]);
+    if (stray.length) throw new ConfigError(`${stray.join(', ')} need BULL_BOARD_OIDC_ISSUER (the Bull Board login)`);
+    return undefined;
+  }
+  if (mode.mock) {
+    throw new ConfigError(
+      'BULL_BOARD_OIDC_ISSUER cannot be combined with AUTH_MOCK: mock authentication needs no login',
+    );
+  }
+  const issuer = httpUrl(e.BULL_BOARD_OIDC_ISSUER, 'BULL_BOARD_OIDC_ISSUER');
+  if (mode.production && issuer.protocol !== 'https:') {
+    throw new ConfigError('BULL_BOARD_OIDC_ISSUER must be https when NODE_ENV=production');
+  }
+  if (!e.BULL_BOARD_OIDC_CLIENT_ID)
+    throw new ConfigError('BULL_BOARD_OIDC_CLIENT_ID is required with the Bull Board login');
+  if (!e.BULL_BOARD_PUBLIC_URL) {
+    throw new ConfigError(
+      'BULL_BOARD_PUBLIC_URL is required with the Bull Board login: the origin browsers reach the API at (the redirect URI is built from it)',
+    );
+  }
+  const publicUrl = httpUrl(e.BULL_BOARD_PUBLIC_URL, 'BULL_BOARD_PUBLIC_URL');
+  if (publicUrl.origin !== e.BULL_BOARD_PUBLIC_URL.replace(/\/$/, '')) {
+    throw new ConfigError(
+      `BULL_BOARD_PUBLIC_URL must be an origin like https://api.example.com (no path), got '${e.BULL_BOARD_PUBLIC_URL}'`,
+    );
+  }
+  if (e.BULL_BOARD_SESSION_SECRET.length < 32) {
+    throw new ConfigError(
+      'BULL_BOARD_SESSION_SECRET must be set to at least 32 characters with the Bull Board login (every API process shares it)',
+    );
+  }
+  return {
+    issuer: e.BULL_BOARD_OIDC_ISSUER,
+    clientId: e.BULL_BOARD_OIDC_CLIENT_ID,
+    ...(e.BULL_BOARD_OIDC_CLIENT_SECRET ? { clientSecret: e.BULL_BOARD_OIDC_CLIENT_SECRET } : {}),
+    scopes: e.BULL_BOARD_OIDC_SCOPES,
+    publicUrl: publicUrl.origin,
+    sessionSecret: e.BULL_BOARD_SESSION_SECRET,
+    sessionTtlSeconds: e.BULL_BOARD_SESSION_TTL_MINUTES * 60,
+  };
+}
+
+function httpUrl(raw: string, name: string): URL {
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !/^https?:$/.test(url.protocol)) throw new ConfigError(`${name} must be an http(s) URL, got '${raw}'`);
+  return url;
 }

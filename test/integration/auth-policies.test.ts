@@ -114,6 +114,13 @@ test('Admin reaches the real answers: Bull Board lists every queue, /Jobs answer
   t.true(Array.isArray(jobs.body));
 });
 
+test('without the Bull Board login configured, a browser without a token gets the 401 problem as before', async (t) => {
+  const res = await fetch(`${stack.baseUrl}/admin/queues`, { headers: { accept: 'text/html' }, redirect: 'manual' });
+  t.is(res.status, 401);
+  t.is(res.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+  t.deepEqual(res.headers.getSetCookie(), []);
+});
+
 test('a caller without a role sees who it is on /Roles', async (t) => {
   const res = await stack.get('/Roles', bearer(tokens.none));
   t.deepEqual(res.body, { Subject: 'nobody', Roles: [] });

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { Knex } from 'knex';
 import type { DestinationStream } from 'pino';
 import { createApiRuntime } from '../../api/api-runtime';
@@ -27,10 +27,14 @@ export type WorkerStarter = (config: AppConfig) => Promise<Closeable>;
 export interface StackOptions {
   /** Extra environment for the config (AUTH_*, COMMAND_TIMEOUT_MS, MAX_TOP, …). */
   env?: Record<string, string>;
+  /** More environment that needs the API's own origin (`http://127.0.0.1:<port>`), known once it listens. */
+  envFor?: (baseUrl: string) => Record<string, string>;
   /** Worker kinds to run in-process; defaults to every kind (see defaultWorkers). */
   workers?: WorkerStarter[];
   /** How the service reaches its database, given the test database's URL (e.g. through a proxy). */
   databaseUrl?: (direct: string) => string;
+  /** Hot standbys the API reads from (DATABASE_REPLICA_URLS), given the test database's URL. */
+  replicaUrls?: (direct: string) => string[];
   /** Where the API's log lines go (stdout otherwise), to read them; LOG_LEVEL in `env` sets the level. */
   logDestination?: DestinationStream;
 }
@@ -95,6 +99,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const db: TestDatabase = await createTestDatabase();
   const redisUrl = process.env.REDIS_URL;
   if (!redisUrl) throw new Error('REDIS_URL is not set: run the suite with `npm test`');
+  // Listening first, so settings that name the API's own origin can be given to its config.
+  const server: Server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const env = { ...options.env, ...options.envFor?.(baseUrl) };
   const config = loadConfig({
     NODE_ENV: 'test',
     DATABASE_URL: options.databaseUrl ? options.databaseUrl(db.url) : db.url,
@@ -104,19 +113,17 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     PORT: '0',
     DB_POOL_MAX: '5',
     COMMAND_SIGNING_KEY: testSigningKey(),
+    ...(options.replicaUrls ? { DATABASE_REPLICA_URLS: options.replicaUrls(db.url).join(',') } : {}),
     // Mock authentication is explicit now; a file that passes real auth settings turns it off.
-    AUTH_MOCK: options.env && REAL_AUTH.some((name) => options.env?.[name]) ? 'false' : 'true',
-    ...options.env,
+    AUTH_MOCK: REAL_AUTH.some((name) => env[name]) ? 'false' : 'true',
+    ...env,
   });
   const logger = createLogger('api-test', config.logLevel, options.logDestination);
   const runtime = await createApiRuntime(config, logger);
   const { app, knex } = runtime;
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
+  server.on('request', app);
   const workers: Closeable[] = [];
   for (const start of options.workers ?? defaultWorkers) workers.push(await start(config));
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   async function request(
     method: string,

@@ -26,6 +26,7 @@ test('has the stores, the migration, the API and the three worker pools', (t) =>
     'api',
     'migrate',
     'postgres',
+    'postgres-replica',
     'redis',
     'worker-commands',
     'worker-notifications',
@@ -98,5 +99,20 @@ test('metrics: the API is told METRICS_ENABLED and every worker pool a METRICS_P
   t.regex(String(compose.services.api!.environment?.METRICS_ENABLED), /^\$\{METRICS_ENABLED:-(true|false)\}$/);
   for (const name of ['worker-commands', 'worker-views', 'worker-notifications']) {
     t.regex(String(compose.services[name]!.environment?.METRICS_PORT), /^\$\{METRICS_PORT:-\d+\}$/, name);
+  }
+});
+
+test('a read replica behind a profile: made by pg_basebackup -R from postgres, which allows replication', (t) => {
+  const replica = compose.services['postgres-replica'] as Service & { profiles?: string[]; volumes?: string[] };
+  t.deepEqual(replica.profiles, ['replica']);
+  t.regex(replica.command!.join(' '), /pg_basebackup -h postgres .* -R /);
+  t.regex(replica.command!.join(' '), /hot_standby=on/);
+  t.is(replica.depends_on?.postgres?.condition, 'service_healthy');
+  const primary = compose.services.postgres as Service & { volumes?: string[] };
+  const hba = primary.volumes!.find((v) => v.includes('docker-entrypoint-initdb.d'))!;
+  const script = readFileSync(path.join(root, hba.split(':')[0]!), 'utf8');
+  t.regex(script, /host\s+replication\s+/);
+  for (const name of ['DATABASE_REPLICA_URLS', 'REPLICA_WAIT_MS', 'REPLICA_MAX_LAG_MS']) {
+    t.true(name in (compose.services.api!.environment ?? {}), name);
   }
 });

@@ -108,10 +108,12 @@ test('the page and its count share one compiled WHERE, each bound in its own tex
   t.truthy(count);
   t.is(placeholders(page.sql), page.params.length);
   t.is(placeholders(count!.sql), count!.params.length);
-  // The document precedes the page in the text: its parameter (5) comes first, then the search's
-  // join (its query and entity type), then the filter's.
-  t.deepEqual(page.params.slice(0, 4), [5, '(tower:*)', 'Scheme', 'a']);
-  t.deepEqual(page.params.slice(-2), [7, 2]);
+  // The document precedes the page in the text: its parameter (5) comes first, then the page size
+  // where the aggregate cuts the extra row off and says whether there is a next page (7, three
+  // uses), then the search's join (its query and entity type), then the filter's; the page selects
+  // one row past $top (8) after $skip (2).
+  t.deepEqual(page.params.slice(0, 7), [5, 7, 7, 7, '(tower:*)', 'Scheme', 'a']);
+  t.deepEqual(page.params.slice(-2), [8, 2]);
   t.deepEqual(count!.params.slice(0, 4), ['(tower:*)', 'Scheme', 'a', 'b']);
   // The count's WHERE is the page's, text for text.
   t.true(page.sql.includes(count!.sql.slice(count!.sql.indexOf(' from schemes r'))), count!.sql);

@@ -21,6 +21,7 @@ import {
 import { onPool, readOperation, type ReadSettings } from '../../db/query/read-operation';
 import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-steps';
 import { ResponseBudget, representation } from './response-budget';
+import { CONSISTENCY_TOKEN_HEADER, consistencyTokenNow } from '../../db/replicas/consistency-token';
 import type { BatchJournal } from './batch-journal';
 import { replayOf, type CommandRunner, type RunOptions } from './command-runner';
 import type { GroupRunner, GroupStepResult } from './group-runner';
@@ -166,10 +167,23 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       }
     }
     options.onProgress?.({ units: units.length, done: units.length });
+    if (batch.consistencyTokens) await withConsistencyTokens(batch.steps, answers);
     const recorded: RecordedBatch = { ok: true, batch: true, responses: batchResponseText(answers) };
     const earlier = await recordResult(deps.knex, logged, recorded);
     await deps.journal.clear(batch.commandId);
     return finished(earlier ? replayOf(earlier, batch) : recorded);
+
+    /**
+     * Every write answered with success carries X-Consistency-Token (DESIGN §14): one position
+     * read after the last commit, so it covers every write of the batch.
+     */
+    async function withConsistencyTokens(steps: readonly BatchStep[], all: { id: string; answer: Answer }[]) {
+      const writes = new Set(steps.filter((step) => step.method !== 'GET').map((step) => step.id));
+      const succeeded = all.filter(({ id, answer }) => writes.has(id) && answer.status < 300);
+      if (succeeded.length === 0) return;
+      const token = await consistencyTokenNow(deps.knex);
+      for (const { answer } of succeeded) answer.headers[CONSISTENCY_TOKEN_HEADER] = token;
+    }
 
     async function runLone(
       step: BatchStep,
