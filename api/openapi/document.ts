@@ -128,6 +128,14 @@ function readParameters(settings: DocumentSettings): Record<string, Schema> {
       schema: { type: 'string' },
       description: 'Entity tag(s) the client holds; the current one answers 304.',
     },
+    'X-Consistency-Token': {
+      name: 'X-Consistency-Token',
+      in: 'header',
+      required: false,
+      schema: { type: 'string' },
+      description:
+        'The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400.',
+    },
     Prefer: {
       name: 'Prefer',
       in: 'header',
@@ -213,6 +221,7 @@ function entityPaths(entity: EntityDefinition, settings: DocumentSettings): Reco
   const readOnly = READ_MODELS.includes(entity);
   const tag = route;
   const readParams = [...READ_QUERY_OPTIONS].map((o) => paramRef(o));
+  const consistency = paramRef('X-Consistency-Token');
   if (Object.keys(entity.searchFields).length) {
     readParams.push({
       name: 'searchFields',
@@ -229,7 +238,7 @@ function entityPaths(entity: EntityDefinition, settings: DocumentSettings): Reco
       tag,
       summary: `List ${route}`,
       description: `Pages of ${name} in \`$orderby\` order (Id by default), at most ${settings.maxTop} a page.`,
-      parameters: readParams,
+      parameters: [...readParams, consistency],
       responses: {
         200: {
           description: `A page of ${route}.`,
@@ -242,6 +251,7 @@ function entityPaths(entity: EntityDefinition, settings: DocumentSettings): Reco
   );
   const countParams = ['$filter', '$search', '$format'].map(paramRef);
   if (Object.keys(entity.searchFields).length) countParams.push(readParams[readParams.length - 1]!);
+  countParams.push(consistency);
   const count = operation(
     POLICY.default,
     {
@@ -270,6 +280,7 @@ function entityPaths(entity: EntityDefinition, settings: DocumentSettings): Reco
         paramRef('$select'),
         paramRef('$format'),
         paramRef('If-None-Match'),
+        consistency,
       ],
       responses: {
         200: {
@@ -406,6 +417,7 @@ function exportPath(entity: EntityDefinition): Record<string, unknown> {
   if (Object.keys(entity.searchFields).length) {
     params.push(queryParam('searchFields', { type: 'string' }, 'Fields `$search` looks in.'));
   }
+  params.push(paramRef('X-Consistency-Token'));
   return {
     [`/Export/${entity.route}`]: {
       get: operation(
@@ -667,12 +679,51 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
           tag: 'Jobs',
           summary: 'Bull Board: the queues in a browser',
           description:
-            'Its scripts, styles and own API live under this path too; they are Bull Board’s and not described here.',
-          responses: { 200: text('The Bull Board page.', 'text/html') },
+            'With a bearer token, judged by it. With the OIDC login configured (BULL_BOARD_OIDC_*), a browser (`Accept: text/html`) without a session is sent to the issuer (302) and comes back with an httpOnly session cookie; a logged-in non-Admin gets a 403 page. Its scripts, styles and own API live under this path too; they are Bull Board’s and not described here.',
+          responses: {
+            200: text('The Bull Board page.', 'text/html'),
+            302: {
+              description: 'A browser without a session: to the issuer’s login.',
+              headers: { Location: { ...headerRef('Location'), required: true } },
+            },
+            403: {
+              description: 'The caller is not an Admin: a page for a browser session, a problem otherwise.',
+              content: { 'text/html': { schema: { type: 'string' } }, [PROBLEM_TYPE]: { schema: ref('Problem') } },
+            },
+          },
         },
         [],
       ),
     },
+    '/admin/queues/auth/callback': open(
+      'bullBoardLoginCallback',
+      'Jobs',
+      'Where the issuer sends the browser back after a login (OIDC authorization code with PKCE)',
+      {
+        200: text('A page that moves on to Bull Board (the session cookie is set).', 'text/html'),
+        302: { description: 'Elsewhere.', headers: { Location: { ...headerRef('Location'), required: true } } },
+      },
+      [400, 401, 403, 404, 503],
+    ),
+    '/admin/queues/auth/logout': open(
+      'bullBoardLogout',
+      'Jobs',
+      'Ends the Bull Board session (and the issuer’s, where it offers that)',
+      {
+        302: {
+          description: 'To the issuer’s logout, then back.',
+          headers: { Location: { ...headerRef('Location'), required: true } },
+        },
+      },
+      [401, 403, 404, 503],
+    ),
+    '/admin/queues/auth/logged-out': open(
+      'bullBoardLoggedOut',
+      'Jobs',
+      'The page after a logout',
+      { 200: text('Logged out.', 'text/html') },
+      [401, 403, 404],
+    ),
     '/docs': open('docs', 'Service', 'The interactive reference of this document', {
       200: text('Swagger UI.', 'text/html'),
     }),

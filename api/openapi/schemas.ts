@@ -350,6 +350,20 @@ const HEALTH: Record<string, Schema> = {
         required: ['postgres', 'redis'],
         additionalProperties: false,
       },
+      replicas: {
+        type: 'array',
+        description: 'With DATABASE_REPLICA_URLS: each replica, its state and lag at the last probe.',
+        items: {
+          type: 'object',
+          properties: {
+            name: { type: 'string', description: 'host:port/database' },
+            state: { enum: ['up', 'down'] },
+            lagMs: { type: ['number', 'null'], minimum: 0 },
+          },
+          required: ['name', 'state', 'lagMs'],
+          additionalProperties: false,
+        },
+      },
     },
     required: ['status', 'checks'],
     additionalProperties: false,

@@ -1639,11 +1639,71 @@ export interface paths {
         };
         /**
          * Bull Board: the queues in a browser
-         * @description Its scripts, styles and own API live under this path too; they are Bull Board’s and not described here.
+         * @description With a bearer token, judged by it. With the OIDC login configured (BULL_BOARD_OIDC_*), a browser (`Accept: text/html`) without a session is sent to the issuer (302) and comes back with an httpOnly session cookie; a logged-in non-Admin gets a 403 page. Its scripts, styles and own API live under this path too; they are Bull Board’s and not described here.
          *
          *     Roles: Admin.
          */
         get: operations["bullBoard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/queues/auth/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the issuer sends the browser back after a login (OIDC authorization code with PKCE)
+         * @description No token.
+         */
+        get: operations["bullBoardLoginCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/queues/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Ends the Bull Board session (and the issuer’s, where it offers that)
+         * @description No token.
+         */
+        get: operations["bullBoardLogout"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/queues/auth/logged-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The page after a logout
+         * @description No token.
+         */
+        get: operations["bullBoardLoggedOut"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2234,6 +2294,14 @@ export interface components {
                 /** @enum {unknown} */
                 redis: "ok" | "down";
             };
+            /** @description With DATABASE_REPLICA_URLS: each replica, its state and lag at the last probe. */
+            replicas?: {
+                /** @description host:port/database */
+                name: string;
+                /** @enum {unknown} */
+                state: "up" | "down";
+                lagMs: number | null;
+            }[];
         };
         /** Scheme */
         Scheme: {
@@ -3218,6 +3286,8 @@ export interface components {
         "If-Match": string;
         /** @description Entity tag(s) the client holds; the current one answers 304. */
         "If-None-Match": string;
+        /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+        "X-Consistency-Token": string;
         /** @description `return=representation` answers the written entity (200/201 with a body, `Preference-Applied`). */
         Prefer: "return=representation" | "return=minimal";
         /** @description A repeat with the same key and body answers the first answer and applies nothing again. */
@@ -3272,7 +3342,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: SchemeName, AddressLine, City, Postcode, Company, Tag, Note. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3365,7 +3438,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: SchemeName, AddressLine, City, Postcode, Company, Tag, Note. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3402,6 +3478,8 @@ export interface operations {
             header?: {
                 /** @description Entity tag(s) the client holds; the current one answers 304. */
                 "If-None-Match"?: components["parameters"]["If-None-Match"];
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
             };
             path: {
                 /** @description The encoded Id (bare integer keys are also accepted on the five routes of spec 2.3). */
@@ -3639,7 +3717,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: AddressLine, City, Postcode. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3732,7 +3813,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: AddressLine, City, Postcode. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3769,6 +3853,8 @@ export interface operations {
             header?: {
                 /** @description Entity tag(s) the client holds; the current one answers 304. */
                 "If-None-Match"?: components["parameters"]["If-None-Match"];
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
             };
             path: {
                 /** @description The encoded Id (bare integer keys are also accepted on the five routes of spec 2.3). */
@@ -4006,7 +4092,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: Name, RegistrationNumber. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4099,7 +4188,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: Name, RegistrationNumber. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4136,6 +4228,8 @@ export interface operations {
             header?: {
                 /** @description Entity tag(s) the client holds; the current one answers 304. */
                 "If-None-Match"?: components["parameters"]["If-None-Match"];
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
             };
             path: {
                 /** @description The encoded Id (bare integer keys are also accepted on the five routes of spec 2.3). */
@@ -4373,7 +4467,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: Name. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4466,7 +4563,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: Name. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4503,6 +4603,8 @@ export interface operations {
             header?: {
                 /** @description Entity tag(s) the client holds; the current one answers 304. */
                 "If-None-Match"?: components["parameters"]["If-None-Match"];
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
             };
             path: {
                 /** @description The encoded Id (bare integer keys are also accepted on the five routes of spec 2.3). */
@@ -4740,7 +4842,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: Name. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4833,7 +4938,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: Name. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4870,6 +4978,8 @@ export interface operations {
             header?: {
                 /** @description Entity tag(s) the client holds; the current one answers 304. */
                 "If-None-Match"?: components["parameters"]["If-None-Match"];
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
             };
             path: {
                 /** @description The encoded Id (bare integer keys are also accepted on the five routes of spec 2.3). */
@@ -5107,7 +5217,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: Name. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5200,7 +5313,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: Name. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5237,6 +5353,8 @@ export interface operations {
             header?: {
                 /** @description Entity tag(s) the client holds; the current one answers 304. */
                 "If-None-Match"?: components["parameters"]["If-None-Match"];
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
             };
             path: {
                 /** @description The encoded Id (bare integer keys are also accepted on the five routes of spec 2.3). */
@@ -5474,7 +5592,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: Name. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5567,7 +5688,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: Name. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5604,6 +5728,8 @@ export interface operations {
             header?: {
                 /** @description Entity tag(s) the client holds; the current one answers 304. */
                 "If-None-Match"?: components["parameters"]["If-None-Match"];
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
             };
             path: {
                 /** @description The encoded Id (bare integer keys are also accepted on the five routes of spec 2.3). */
@@ -5841,7 +5967,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: Name. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5934,7 +6063,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: Name. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5971,6 +6103,8 @@ export interface operations {
             header?: {
                 /** @description Entity tag(s) the client holds; the current one answers 304. */
                 "If-None-Match"?: components["parameters"]["If-None-Match"];
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
             };
             path: {
                 /** @description The encoded Id (bare integer keys are also accepted on the five routes of spec 2.3). */
@@ -6208,7 +6342,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: Name. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6301,7 +6438,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: Name. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6338,6 +6478,8 @@ export interface operations {
             header?: {
                 /** @description Entity tag(s) the client holds; the current one answers 304. */
                 "If-None-Match"?: components["parameters"]["If-None-Match"];
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
             };
             path: {
                 /** @description The encoded Id (bare integer keys are also accepted on the five routes of spec 2.3). */
@@ -6573,7 +6715,10 @@ export interface operations {
                 /** @description Only JSON is offered. */
                 $format?: components["parameters"]["format"];
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6664,7 +6809,10 @@ export interface operations {
                 /** @description Only JSON is offered. */
                 $format?: components["parameters"]["format"];
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6701,6 +6849,8 @@ export interface operations {
             header?: {
                 /** @description Entity tag(s) the client holds; the current one answers 304. */
                 "If-None-Match"?: components["parameters"]["If-None-Match"];
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
             };
             path: {
                 /** @description The encoded Id (bare integer keys are also accepted on the five routes of spec 2.3). */
@@ -6936,7 +7086,10 @@ export interface operations {
                 /** @description Only JSON is offered. */
                 $format?: components["parameters"]["format"];
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7027,7 +7180,10 @@ export interface operations {
                 /** @description Only JSON is offered. */
                 $format?: components["parameters"]["format"];
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7064,6 +7220,8 @@ export interface operations {
             header?: {
                 /** @description Entity tag(s) the client holds; the current one answers 304. */
                 "If-None-Match"?: components["parameters"]["If-None-Match"];
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
             };
             path: {
                 /** @description The encoded Id (bare integer keys are also accepted on the five routes of spec 2.3). */
@@ -7301,7 +7459,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: Name. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7394,7 +7555,10 @@ export interface operations {
                 /** @description Comma-separated fields `$search` looks in: Name. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7431,6 +7595,8 @@ export interface operations {
             header?: {
                 /** @description Entity tag(s) the client holds; the current one answers 304. */
                 "If-None-Match"?: components["parameters"]["If-None-Match"];
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
             };
             path: {
                 /** @description The encoded Id (bare integer keys are also accepted on the five routes of spec 2.3). */
@@ -7666,7 +7832,10 @@ export interface operations {
                 /** @description Only JSON is offered. */
                 $format?: components["parameters"]["format"];
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7757,7 +7926,10 @@ export interface operations {
                 /** @description Only JSON is offered. */
                 $format?: components["parameters"]["format"];
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7794,6 +7966,8 @@ export interface operations {
             header?: {
                 /** @description Entity tag(s) the client holds; the current one answers 304. */
                 "If-None-Match"?: components["parameters"]["If-None-Match"];
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
             };
             path: {
                 /** @description The encoded Id (bare integer keys are also accepted on the five routes of spec 2.3). */
@@ -8029,7 +8203,10 @@ export interface operations {
                 /** @description Only JSON is offered. */
                 $format?: components["parameters"]["format"];
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8120,7 +8297,10 @@ export interface operations {
                 /** @description Only JSON is offered. */
                 $format?: components["parameters"]["format"];
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8157,6 +8337,8 @@ export interface operations {
             header?: {
                 /** @description Entity tag(s) the client holds; the current one answers 304. */
                 "If-None-Match"?: components["parameters"]["If-None-Match"];
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
             };
             path: {
                 /** @description The encoded Id (bare integer keys are also accepted on the five routes of spec 2.3). */
@@ -8392,7 +8574,10 @@ export interface operations {
                 /** @description Only JSON is offered. */
                 $format?: components["parameters"]["format"];
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8483,7 +8668,10 @@ export interface operations {
                 /** @description Only JSON is offered. */
                 $format?: components["parameters"]["format"];
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8520,6 +8708,8 @@ export interface operations {
             header?: {
                 /** @description Entity tag(s) the client holds; the current one answers 304. */
                 "If-None-Match"?: components["parameters"]["If-None-Match"];
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
             };
             path: {
                 /** @description The encoded Id (bare integer keys are also accepted on the five routes of spec 2.3). */
@@ -8755,7 +8945,10 @@ export interface operations {
                 /** @description Only JSON is offered. */
                 $format?: components["parameters"]["format"];
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8810,7 +9003,10 @@ export interface operations {
                 /** @description Only JSON is offered. */
                 $format?: components["parameters"]["format"];
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8847,6 +9043,8 @@ export interface operations {
             header?: {
                 /** @description Entity tag(s) the client holds; the current one answers 304. */
                 "If-None-Match"?: components["parameters"]["If-None-Match"];
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
             };
             path: {
                 /** @description The encoded Id (bare integer keys are also accepted on the five routes of spec 2.3). */
@@ -9436,11 +9634,107 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            /** @description A browser without a session: to the issuer’s login. */
+            302: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             401: components["responses"]["Problem401"];
-            403: components["responses"]["Problem403"];
+            /** @description The caller is not an Admin: a page for a browser session, a problem otherwise. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["Problem429"];
             500: components["responses"]["Problem500"];
             503: components["responses"]["Problem503"];
+        };
+    };
+    bullBoardLoginCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page that moves on to Bull Board (the session cookie is set). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Elsewhere. */
+            302: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    bullBoardLogout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the issuer’s logout, then back. */
+            302: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    bullBoardLoggedOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Logged out. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
         };
     };
     docs: {
@@ -9504,7 +9798,10 @@ export interface operations {
                 /** @description Fields `$search` looks in. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9545,7 +9842,10 @@ export interface operations {
                 /** @description Fields `$search` looks in. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9586,7 +9886,10 @@ export interface operations {
                 /** @description Fields `$search` looks in. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9627,7 +9930,10 @@ export interface operations {
                 /** @description Fields `$search` looks in. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9668,7 +9974,10 @@ export interface operations {
                 /** @description Fields `$search` looks in. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9709,7 +10018,10 @@ export interface operations {
                 /** @description Fields `$search` looks in. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9750,7 +10062,10 @@ export interface operations {
                 /** @description Fields `$search` looks in. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9791,7 +10106,10 @@ export interface operations {
                 /** @description Fields `$search` looks in. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9832,7 +10150,10 @@ export interface operations {
                 /** @description Fields `$search` looks in. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9871,7 +10192,10 @@ export interface operations {
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9910,7 +10234,10 @@ export interface operations {
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9951,7 +10278,10 @@ export interface operations {
                 /** @description Fields `$search` looks in. */
                 searchFields?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9990,7 +10320,10 @@ export interface operations {
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10029,7 +10362,10 @@ export interface operations {
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10068,7 +10404,10 @@ export interface operations {
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10107,7 +10446,10 @@ export interface operations {
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
             };
-            header?: never;
+            header?: {
+                /** @description The token of a write answer, sent back as it came: the read sees that write (a replica that has replayed it, or the primary). Any other value is a 400. */
+                "X-Consistency-Token"?: components["parameters"]["X-Consistency-Token"];
+            };
             path?: never;
             cookie?: never;
         };
