@@ -18,7 +18,8 @@ export const DEFAULT_JOBS_TOP = 50;
 /** Deepest position a listing reaches (`$skip + $top`): every state list is read that far. */
 export const MAX_JOBS_WINDOW = 10_000;
 
-const LISTING_PARAMS = new Set(['queue', 'state', '$top', '$skip', '$count']);
+/** Query parameters of `GET /Jobs` (anything else is a 400). */
+export const JOB_LISTING_PARAMS = new Set(['queue', 'state', '$top', '$skip', '$count']);
 
 function location(job: Job): string {
   return `/Jobs/${job.queueName}/${encodeURIComponent(String(job.id))}`;
@@ -73,7 +74,7 @@ export function jobsRoutes(deps: JobsRouteDeps): Router {
     '/',
     withQueues(async (req: Request, res: Response) => {
       const query = req.query as Record<string, unknown>;
-      const unknown = Object.keys(query).find((name) => !LISTING_PARAMS.has(name));
+      const unknown = Object.keys(query).find((name) => !JOB_LISTING_PARAMS.has(name));
       if (unknown) throw badRequest(`unknown query parameter '${unknown}' (use queue, state, $top, $skip, $count)`);
       const { queue, state } = query;
       if (queue !== undefined && (typeof queue !== 'string' || !deps.queues.get(queue))) {
