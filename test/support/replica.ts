@@ -78,7 +78,7 @@ export async function startReplica(): Promise<TestReplica> {
   // A standby needs at least the primary's max_connections (the test server runs with 300).
   await appendFile(
     conf,
-    `\nport = ${port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${dir}'\nmax_connections = 300\nshared_buffers = '32MB'\nhot_standby = on\n`,
+    `\nport = ${port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${dir}'\nmax_connections = 300\nshared_buffers = '32MB'\nhot_standby = on\nfsync = off\n`,
   );
   const ctl = (...args: string[]) => asPostgres(bin('pg_ctl'), ['-D', data, ...args]);
   const start = () => ctl('-w', '-t', '60', '-l', path.join(dir, 'log'), 'start');
