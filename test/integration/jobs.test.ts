@@ -20,7 +20,7 @@ const workers: Worker[] = [];
 
 test.before(async () => {
   stack = await startStack({ workers: [] });
-  connection = createRedis(process.env.REDIS_URL!, 'worker');
+  connection = createRedis({ url: process.env.REDIS_URL! }, 'worker') as Redis;
 });
 test.after.always(async () => {
   await Promise.allSettled([...workers, ...queues].map((q) => q.close()));

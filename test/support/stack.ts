@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import type { DestinationStream } from 'pino';
 import { createApiRuntime } from '../../api/api-runtime';
 import { startCommandWorker } from '../../workers/commands/command-worker';
-import { loadConfig, type AppConfig } from '../../infra/config/load-config';
+import { loadConfig, type AppConfig, type RedisTarget } from '../../infra/config/load-config';
 import { createLogger } from '../../infra/logger';
 import { createTestDatabase, uniqueQueuePrefix, type TestDatabase } from './test-database';
 import { startViewsWorker } from '../../workers/views/views-worker';
@@ -80,11 +80,18 @@ export function workerProcessEnv(stack: Stack, extra: Record<string, string> = {
     PATH: process.env.PATH,
     NODE_ENV: 'test',
     DATABASE_URL: stack.config.databaseUrl,
-    REDIS_URL: stack.config.redisUrl,
+    ...redisEnv(stack.config.redis),
     QUEUE_PREFIX: stack.config.queuePrefix,
     COMMAND_SIGNING_KEY: stack.config.commandSigningKey,
     ...extra,
   };
+}
+
+/** The settings naming `target`, for a process started on the same Redis (one server or a cluster). */
+function redisEnv(target: RedisTarget): Record<string, string> {
+  return 'url' in target
+    ? { REDIS_URL: target.url }
+    : { REDIS_CLUSTER_NODES: target.clusterNodes.map(({ host, port }) => `${host}:${port}`).join(',') };
 }
 
 /** The key `npm test` exports, so processes the tests spawn verify what the in-process API signs. */
@@ -106,7 +113,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const config = loadConfig({
     NODE_ENV: 'test',
     DATABASE_URL: options.databaseUrl ? options.databaseUrl(db.url) : db.url,
-    REDIS_URL: redisUrl,
+    // A file that runs on a Redis Cluster passes REDIS_CLUSTER_NODES (exactly one of the two).
+    REDIS_URL: env.REDIS_CLUSTER_NODES ? '' : redisUrl,
     QUEUE_PREFIX: uniqueQueuePrefix(),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     PORT: '0',
