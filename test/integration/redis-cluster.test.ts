@@ -1,10 +1,12 @@
 import test from 'ava';
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
 import { ALL_QUEUES, QUEUE, type QueueName } from '../../domain/queues/queue-contracts';
 import { queuePrefix } from '../../infra/redis';
 import { batch, createdId } from '../support/batch';
 import { eventually } from '../support/queues';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster';
-import { startStack, type Stack } from '../support/stack';
+import { startStack, workerProcessEnv, type Stack } from '../support/stack';
 import { create, patch, read } from '../support/writes';
 
 /**
@@ -172,3 +174,37 @@ test.serial('the rate limit and the pending-command admission count on the clust
   t.is(limitedRead.status, 429, limitedRead.text);
   t.regex((limitedRead.body as { detail: string }).detail, /RATE_LIMIT_PER_MINUTE/);
 });
+
+test.serial(
+  'worker processes of every kind run on the cluster from REDIS_CLUSTER_NODES and stop cleanly',
+  async (t) => {
+    const bare = await startStack({ workers: [], env: { REDIS_CLUSTER_NODES: cluster.seeds } });
+    t.teardown(() => bare.close());
+    const root = path.resolve(__dirname, '../../..');
+    const children: ChildProcess[] = ['commands', 'views', 'notifications'].map((kind) =>
+      spawn(process.execPath, [path.join(root, `dist/workers/${kind}/main.js`)], {
+        env: workerProcessEnv(bare, { LOG_LEVEL: 'warn' }),
+        stdio: 'ignore',
+      }),
+    );
+    const exits = children.map(
+      (child) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))),
+    );
+    t.teardown(() => children.forEach((child) => child.exitCode === null && child.kill('SIGKILL')));
+    t.is(workerProcessEnv(bare).REDIS_CLUSTER_NODES, cluster.seeds);
+    t.is(workerProcessEnv(bare).REDIS_URL, undefined);
+
+    const id = await create(bare, 'Companies', { Name: 'Processed Shardworks' });
+    await eventually(
+      async () => ((await bare.get('/Companies?$search=shardworks')).body as unknown[]).length === 1,
+      20_000,
+    );
+    await eventually(async () => {
+      const res = await bare.get(`/Activities?$filter=${encodeURIComponent(`EntityId eq '${id}'`)}`);
+      return (res.body as unknown[]).length === 1;
+    }, 20_000);
+
+    children.forEach((child) => child.kill('SIGTERM'));
+    t.deepEqual(await Promise.all(exits), [0, 0, 0], 'each process closes its cluster connections and exits');
+  },
+);
