@@ -82,6 +82,9 @@ export function withBullConnection<T extends Closable>(
 ): T {
   if (!('clusterNodes' in target)) return make({ url: target.url, ...roleOptions(role), ...extra });
   const cluster = createCluster(target.clusterNodes, role);
+  // BullMQ reports the connection's errors as the object's own 'error' events; none may go unheard
+  // between its close and ours.
+  cluster.on('error', () => undefined);
   const made = make(cluster);
   const closable = made as unknown as { close: (...args: unknown[]) => Promise<void> };
   const close = closable.close.bind(made);

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { createRedis } from '../../infra/redis';
+import { createRedis, queuePrefix } from '../../infra/redis';
 import { REBUILD_VIEWS_JOB } from '../../domain/queues/queue-contracts';
 import { startStack, type Stack } from '../support/stack';
 import type { JobEntry } from '../../api/jobs/job-entry';
@@ -29,14 +29,14 @@ test.after.always(async () => {
 });
 
 function queue(name: string): Queue {
-  const q = new Queue(name, { connection, prefix: stack.config.queuePrefix });
+  const q = new Queue(name, { connection, prefix: queuePrefix(stack.config, name) });
   queues.push(q);
   return q;
 }
 
 /** A worker that runs nothing by itself: the test takes jobs and finishes them explicitly. */
 function manualWorker(name: string): Worker {
-  const w = new Worker(name, null, { connection, prefix: stack.config.queuePrefix, autorun: false });
+  const w = new Worker(name, null, { connection, prefix: queuePrefix(stack.config, name), autorun: false });
   workers.push(w);
   return w;
 }
