@@ -1,7 +1,6 @@
 import test from 'ava';
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { createRedis, queuePrefix } from '../../infra/redis';
+import { createRedis, queuePrefix, type RedisClient } from '../../infra/redis';
 import { REBUILD_VIEWS_JOB } from '../../domain/queues/queue-contracts';
 import { startStack, type Stack } from '../support/stack';
 import type { JobEntry } from '../../api/jobs/job-entry';
@@ -14,13 +13,13 @@ import type { JobEntry } from '../../api/jobs/job-entry';
 type Entry = JobEntry;
 
 let stack: Stack;
-let connection: Redis;
+let connection: RedisClient;
 const queues: Queue[] = [];
 const workers: Worker[] = [];
 
 test.before(async () => {
   stack = await startStack({ workers: [] });
-  connection = createRedis({ url: process.env.REDIS_URL! }, 'worker') as Redis;
+  connection = createRedis(stack.config.redis, 'worker');
 });
 test.after.always(async () => {
   await Promise.allSettled([...workers, ...queues].map((q) => q.close()));

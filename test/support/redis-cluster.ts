@@ -1,4 +1,5 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { mkdtemp, mkdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -72,7 +73,14 @@ export async function startRedisCluster(): Promise<RedisCluster> {
   const dir = await mkdtemp(path.join(tmpdir(), 'emapi-redis-cluster-'));
   const ports = await clusterPorts();
   const servers: ChildProcess[] = [];
+  // A test process that ends without stop() (a failed hook, a timeout) still takes its servers along.
+  const onExit = () => {
+    for (const server of servers) if (server.exitCode === null) server.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', onExit);
   const stop = async () => {
+    process.off('exit', onExit);
     await Promise.all(
       servers.map(
         (server) =>
