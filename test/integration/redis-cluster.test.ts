@@ -208,3 +208,24 @@ test.serial(
     t.deepEqual(await Promise.all(exits), [0, 0, 0], 'each process closes its cluster connections and exits');
   },
 );
+
+test.serial(
+  'the primary of the commands queue down: writes are 503s with Retry-After; back, writes go on',
+  async (t) => {
+    const port = await ownerOf(`{${prefix}:${QUEUE.commands}}`, await slotOwners());
+    await cluster.stopNode(port);
+    try {
+      const res = await stack.request('POST', '/Companies', { body: { Name: 'During the outage' } });
+      t.is(res.status, 503, res.text);
+      t.truthy(res.headers.get('retry-after'));
+      t.is(res.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+    } finally {
+      await cluster.restartNode(port);
+    }
+    await eventually(
+      async () => (await stack.request('POST', '/Companies', { body: { Name: 'After the outage' } })).status === 201,
+      30_000,
+    );
+    t.pass();
+  },
+);

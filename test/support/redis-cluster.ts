@@ -21,6 +21,10 @@ export interface RedisCluster {
   seeds: string;
   /** Runs a redis-cli command on one node and returns its output. */
   cli(port: number, ...args: string[]): Promise<string>;
+  /** Stops one node (its slots go unserved: the cluster has no replicas). */
+  stopNode(port: number): Promise<void>;
+  /** Starts a stopped node again (empty: no persistence) and waits until the cluster is ok. */
+  restartNode(port: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -72,49 +76,59 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20
 export async function startRedisCluster(): Promise<RedisCluster> {
   const dir = await mkdtemp(path.join(tmpdir(), 'emapi-redis-cluster-'));
   const ports = await clusterPorts();
-  const servers: ChildProcess[] = [];
+  const servers = new Map<number, ChildProcess>();
+  /** Starts (or starts again, with its nodes.conf: same id and slots) the node on `port`. */
+  const startNode = async (port: number) => {
+    const nodeDir = path.join(dir, String(port));
+    const server = spawn(
+      'redis-server',
+      [
+        '--port', String(port),
+        '--bind', '127.0.0.1',
+        '--dir', nodeDir,
+        '--cluster-enabled', 'yes',
+        '--cluster-config-file', 'nodes.conf',
+        '--cluster-node-timeout', '5000',
+        '--save', '',
+        '--appendonly', 'no',
+        '--maxmemory-policy', 'noeviction',
+        '--logfile', path.join(nodeDir, 'redis.log'),
+      ], // prettier-ignore
+      { stdio: 'ignore' },
+    );
+    servers.set(port, server);
+    await until(`node ${port} answering`, async () => (await cli(port, 'ping')).trim() === 'PONG');
+  };
+  const stopNode = (port: number) =>
+    new Promise<void>((resolve) => {
+      const server = servers.get(port);
+      if (!server || server.exitCode !== null || server.signalCode !== null) return resolve();
+      server.once('exit', () => resolve());
+      server.kill('SIGTERM');
+    });
+  const clusterOk = async () => {
+    for (const port of ports) {
+      await until(`node ${port} cluster_state:ok`, async () => {
+        const info = await cli(port, 'cluster', 'info');
+        return /cluster_state:ok/.test(info) && /cluster_slots_ok:16384/.test(info);
+      });
+    }
+  };
   // A test process that ends without stop() (a failed hook, a timeout) still takes its servers along.
   const onExit = () => {
-    for (const server of servers) if (server.exitCode === null) server.kill('SIGKILL');
+    for (const server of servers.values()) if (server.exitCode === null) server.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   };
   process.once('exit', onExit);
   const stop = async () => {
     process.off('exit', onExit);
-    await Promise.all(
-      servers.map(
-        (server) =>
-          new Promise<void>((resolve) => {
-            if (server.exitCode !== null || server.signalCode !== null) return resolve();
-            server.once('exit', () => resolve());
-            server.kill('SIGTERM');
-          }),
-      ),
-    );
+    await Promise.all(ports.map(stopNode));
     await rm(dir, { recursive: true, force: true });
   };
   try {
     for (const port of ports) {
-      const nodeDir = path.join(dir, String(port));
-      await mkdir(nodeDir);
-      const server = spawn(
-        'redis-server',
-        [
-          '--port', String(port),
-          '--bind', '127.0.0.1',
-          '--dir', nodeDir,
-          '--cluster-enabled', 'yes',
-          '--cluster-config-file', 'nodes.conf',
-          '--cluster-node-timeout', '5000',
-          '--save', '',
-          '--appendonly', 'no',
-          '--maxmemory-policy', 'noeviction',
-          '--logfile', path.join(nodeDir, 'redis.log'),
-        ], // prettier-ignore
-        { stdio: 'ignore' },
-      );
-      servers.push(server);
-      await until(`node ${port} answering`, async () => (await cli(port, 'ping')).trim() === 'PONG');
+      await mkdir(path.join(dir, String(port)));
+      await startNode(port);
     }
     await run('redis-cli', [
       '--cluster',
@@ -125,15 +139,20 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       '--cluster-yes',
     ]);
     // Every node must see all slots served before a client asks it for the slot map.
-    for (const port of ports) {
-      await until(`node ${port} cluster_state:ok`, async () => {
-        const info = await cli(port, 'cluster', 'info');
-        return /cluster_state:ok/.test(info) && /cluster_slots_ok:16384/.test(info);
-      });
-    }
+    await clusterOk();
   } catch (err) {
     await stop();
     throw err;
   }
-  return { ports, seeds: ports.map((port) => `127.0.0.1:${port}`).join(','), cli, stop };
+  return {
+    ports,
+    seeds: ports.map((port) => `127.0.0.1:${port}`).join(','),
+    cli,
+    stopNode,
+    async restartNode(port) {
+      await startNode(port);
+      await clusterOk();
+    },
+    stop,
+  };
 }
