@@ -30,6 +30,7 @@ import { patchLimitsOf } from '../infra/config/patch-limits';
 import type { Registry } from '../infra/metrics/registry';
 import type { Scrape } from '../infra/metrics/metrics-server';
 import { metricsRoutes, requestMetrics } from './http/metrics';
+import { openApiRoutes } from './openapi/openapi.routes';
 
 export interface AppDeps {
   config: AppConfig;
@@ -69,6 +70,7 @@ export function createApp(deps: AppDeps): Express {
   // The only routes open without a token; without METRICS_ENABLED `/metrics` is a 404 like any unknown route.
   app.use(healthRoutes(deps.knex, deps.redis, deps.replicas));
   if (deps.metrics) app.use(metricsRoutes(deps.metrics.scrape, deps.logger));
+  app.use(openApiRoutes({ maxTop: deps.config.maxTop, batchMaxRequests: deps.config.batch.maxRequests }));
 
   const grants = cachedRoleGrants(deps.knex);
   const verify = authenticate(deps.config.auth, grants);

@@ -13,6 +13,7 @@ import { batchImport, printBatchImport, type BatchImportReport } from './batch-i
 import { rssSampler } from './process-rss';
 import { READ_SCENARIOS } from './scenarios';
 import { WriteMeasures } from './write-floors';
+import { tracingCost, type TracingRun } from './tracing-cost';
 
 /**
  * `npm run bench`: drives the running service and the floor with autocannon at concurrency 1 and
@@ -476,6 +477,17 @@ async function main(): Promise<void> {
       eventsDrained: eventBacklogDrained,
     });
   }
+  // Tracing off vs on (bench/tracing-cost.ts): processes of their own, on a queue prefix of their own.
+  let tracing: TracingRun[] | undefined;
+  if (selected('tracing')) {
+    tracing = await tracingCost({
+      env,
+      redisUrl,
+      concurrency: Number(process.env.BENCH_TRACING_CONCURRENCY ?? 32),
+      durationSeconds: DURATION,
+      warmupRequests: WRITE_WARMUP_REQUESTS,
+    });
+  }
   const peakRss = rss.peakMiB();
   rss.stop();
 
@@ -534,6 +546,7 @@ async function main(): Promise<void> {
         retention,
         writes: writesReport,
         batch,
+        tracing,
         apiProcesses: process.env.API_PROCESSES ?? '1',
         commandWorkerProcesses: process.env.COMMAND_WORKER_PROCESSES ?? '1',
         apiPeakRssMiB: peakRss,

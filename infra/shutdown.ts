@@ -1,4 +1,5 @@
 import type { Logger } from './logger';
+import { tracing } from './tracing/tracing';
 
 export interface ShutdownOptions {
   /** What the process finishes before it exits (in-flight requests, active jobs). */
@@ -24,7 +25,14 @@ export function exitOnSignals(logger: Logger, options: ShutdownOptions): void {
       process.exit(1);
     }, options.graceMs);
     force.unref();
-    options.close().then(
+    // Spans still buffered are exported before the process goes (a no-op with tracing off).
+    const closeAndFlush = () =>
+      options.close().finally(() =>
+        tracing()
+          .flush()
+          .catch(() => undefined),
+      );
+    closeAndFlush().then(
       () => {
         logger.info('stopped');
         process.exit(0);

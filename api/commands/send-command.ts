@@ -2,21 +2,27 @@ import type { Request, Response } from 'express';
 import type { BatchCommand, BatchResult } from '../../domain/batch/batch-command';
 import type { Command, CommandResult } from '../../domain/commands/command';
 import { DEFAULT_RETRY_AFTER_SECONDS, unavailable } from '../../domain/errors/domain-error';
+import type { WriteOrigin } from '../../domain/commands/write-origin';
+import { tracing } from '../../infra/tracing/tracing';
 import { QueueUnavailableError, type CommandBus, type Dispatched } from './command-bus';
 import { BATCH_NOT_FINISHED, COMMAND_NOT_APPLIED, commandLocation, commandStateOf } from './command-state';
 
 /**
  * Sends a command or a batch and waits for its outcome until `timeoutMs`. Answers 202 +
  * `/Commands/<id>` itself when it is still running then; throws 503 when the queue failed or the
- * job failed (never the client's doing); returns the finished result otherwise.
+ * job failed (never the client's doing); returns the finished result otherwise. The command carries
+ * the request's id and, with tracing on, its trace context (signed with the rest), so the workers'
+ * log lines name the request and their spans join its trace.
  */
 export async function sendCommand<R extends CommandResult | BatchResult>(
   req: Request,
   res: Response,
   commandBus: CommandBus,
-  command: Command | BatchCommand,
+  sent: Command | BatchCommand,
   timeoutMs: number,
 ): Promise<R | undefined> {
+  const origin: WriteOrigin = { requestId: req.id, ...tracing().activeContext() };
+  const command = { ...sent, origin };
   let dispatched: Dispatched<CommandResult | BatchResult>;
   try {
     dispatched = await (command.name === 'batch'

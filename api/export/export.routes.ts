@@ -40,7 +40,7 @@ export function exportConcurrencyFor(dbPoolMax: number): number {
 }
 
 /** Query options an export honours; `$select` is accepted and ignored as on every read. */
-const EXPORT_OPTIONS = new Set(['$filter', '$orderby', '$search', '$select', 'searchFields']);
+export const EXPORT_OPTIONS = new Set(['$filter', '$orderby', '$search', '$select', 'searchFields']);
 
 function exportOptions(query: Record<string, unknown>, limits: ReadLimits): ReadOptions {
   for (const name of Object.keys(query)) {

@@ -36,7 +36,7 @@ export function requestLogger(logger: Logger, options: RequestLoggerOptions): Re
     req.id = id;
     Object.defineProperty(req, 'log', {
       configurable: true,
-      get: () => (child ??= logger.child({ reqId: id })),
+      get: () => (child ??= logger.child({ requestId: id })),
     });
     if (options.ignore(req.originalUrl)) return next();
     const done = () => {
@@ -48,7 +48,7 @@ export function requestLogger(logger: Logger, options: RequestLoggerOptions): Re
       const durationMs = Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100;
       logger[level](
         {
-          reqId: id,
+          requestId: id,
           method: req.method,
           url: redactUrl(req.originalUrl),
           status: res.statusCode,

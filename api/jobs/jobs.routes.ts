@@ -4,6 +4,7 @@ import { QUEUE, ALL_QUEUES } from '../../domain/queues/queue-contracts';
 import { rebuildViewsJob } from '../../domain/queues/job-registry';
 import { DomainError, badRequest, conflict, notFound, unavailable } from '../../domain/errors/domain-error';
 import { callerOf } from '../auth/caller';
+import { tracing } from '../../infra/tracing/tracing';
 import { jobEntry } from './job-entry';
 import { JOB_STATES, countJobs, isJobState, listJobs } from './job-listing';
 import type { QueueRegistry } from './queue-registry';
@@ -17,7 +18,8 @@ export const DEFAULT_JOBS_TOP = 50;
 /** Deepest position a listing reaches (`$skip + $top`): every state list is read that far. */
 export const MAX_JOBS_WINDOW = 10_000;
 
-const LISTING_PARAMS = new Set(['queue', 'state', '$top', '$skip', '$count']);
+/** Query parameters of `GET /Jobs` (anything else is a 400). */
+export const JOB_LISTING_PARAMS = new Set(['queue', 'state', '$top', '$skip', '$count']);
 
 function location(job: Job): string {
   return `/Jobs/${job.queueName}/${encodeURIComponent(String(job.id))}`;
@@ -72,7 +74,7 @@ export function jobsRoutes(deps: JobsRouteDeps): Router {
     '/',
     withQueues(async (req: Request, res: Response) => {
       const query = req.query as Record<string, unknown>;
-      const unknown = Object.keys(query).find((name) => !LISTING_PARAMS.has(name));
+      const unknown = Object.keys(query).find((name) => !JOB_LISTING_PARAMS.has(name));
       if (unknown) throw badRequest(`unknown query parameter '${unknown}' (use queue, state, $top, $skip, $count)`);
       const { queue, state } = query;
       if (queue !== undefined && (typeof queue !== 'string' || !deps.queues.get(queue))) {
@@ -105,7 +107,8 @@ export function jobsRoutes(deps: JobsRouteDeps): Router {
   router.post(
     '/RebuildViews',
     withQueues(async (req: Request, res: Response) => {
-      const rebuild = rebuildViewsJob(callerOf(req).subject);
+      // Its worker's log lines name this request; with tracing on its span joins the request's trace.
+      const rebuild = rebuildViewsJob(callerOf(req).subject, { requestId: req.id, ...tracing().activeContext() });
       const job = await queueOf(QUEUE.views).add(rebuild.name, rebuild.data, rebuild.opts);
       res
         .status(202)

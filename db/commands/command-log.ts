@@ -25,7 +25,10 @@ export interface CommandLogEntry<R = CommandResult> {
  * What the log records of a command: a command, or an atomicity group of a `$batch` (name `group`,
  * entity `$batch`, its result the result of each of its requests).
  */
-export type LoggedCommand = Pick<Command, 'commandId' | 'subject' | 'requestHash'> & { name: string; entity: string };
+export type LoggedCommand = Pick<Command, 'commandId' | 'subject' | 'requestHash' | 'origin'> & {
+  name: string;
+  entity: string;
+};
 
 interface CommandLogRow<R> {
   command_id: string;
@@ -68,7 +71,8 @@ export async function findCommand<R = CommandResult>(
 
 /**
  * Records a successful command and its events in one statement at the end of its transaction:
- * the outbox rows and the command_log row. Returns false when the id is logged already: an earlier
+ * the outbox rows (each with the command's origin: its request id and trace context, for the
+ * relay and the event workers) and the command_log row. Returns false when the id is logged already: an earlier
  * delivery committed first (a concurrent one is waited for on the primary key), and the caller must
  * roll back everything this delivery did and return the recorded result instead.
  */
@@ -82,8 +86,8 @@ export async function recordCommand(
   // The events as one JSON array, so the statement's text is the same whatever their number (it
   // runs prepared, and a `$batch` group can carry a thousand) and one native stringify encodes them.
   const outbox = events.length
-    ? `with outboxed as (insert into outbox (event_id, event)
-         select (e->>'eventId')::uuid, e from jsonb_array_elements(?::jsonb) with ordinality as x(e, n) order by n) `
+    ? `with outboxed as (insert into outbox (event_id, event, origin)
+         select (e->>'eventId')::uuid, e, ?::jsonb from jsonb_array_elements(?::jsonb) with ordinality as x(e, n) order by n) `
     : '';
   const inserted = await (
     await statementsIn(trx)
@@ -91,7 +95,7 @@ export async function recordCommand(
     `${outbox}insert into command_log (command_id, name, entity, subject, request_hash, result)
      values (?, ?, ?, ?, ?, ?) on conflict (command_id) do nothing returning command_id`,
     [
-      ...(events.length ? [JSON.stringify(events)] : []),
+      ...(events.length ? [command.origin ? JSON.stringify(command.origin) : null, JSON.stringify(events)] : []),
       row.command_id,
       row.name,
       row.entity,

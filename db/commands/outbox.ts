@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { DomainEvent } from '../../domain/events/domain-event';
+import type { WriteOrigin } from '../../domain/commands/write-origin';
 import type { RetainedTable } from './retention';
 
 /**
@@ -14,12 +15,14 @@ import type { RetainedTable } from './retention';
 export interface OutboxRow {
   id: number;
   event: DomainEvent;
+  /** The origin of the write that committed it (null for rows from before origins, or by hand). */
+  origin: WriteOrigin | null;
 }
 
 /** Rows still unpublished `olderThanMs` after they were written, oldest first, locked for this transaction. */
 export async function lockUnpublished(trx: Knex.Transaction, limit: number, olderThanMs: number): Promise<OutboxRow[]> {
   return (await trx('outbox')
-    .select('id', 'event')
+    .select('id', 'event', 'origin')
     .whereNull('published_at')
     .where('created_at', '<', new Date(Date.now() - olderThanMs))
     .orderBy('id')

@@ -1,6 +1,7 @@
 import type { CommandName, PatchOperation } from '../commands/command';
 import type { Failure } from '../errors/domain-error';
 import type { WriteMethod } from '../responses/answer';
+import type { WriteOrigin } from '../commands/write-origin';
 
 /**
  * The queue contract of a `$batch` (DESIGN §12): the API checks every request (shape, route, media
@@ -54,6 +55,8 @@ export interface BatchCommand {
   issuedAt: string;
   /** The batch's Idempotency-Key fingerprint: a key reused for another batch is a conflict. */
   requestHash?: string;
+  /** The request that made it: its id and trace context, given to each of its commands. */
+  origin?: WriteOrigin;
   /** The API reads from replicas: successful write answers carry X-Consistency-Token (DESIGN §14). */
   consistencyTokens?: true;
   steps: BatchStep[];

@@ -1,4 +1,5 @@
 import type { Failure } from '../errors/domain-error';
+import type { WriteOrigin } from './write-origin';
 
 /**
  * The queue contract of the `commands` queue: what the API sends and what a command worker answers.
@@ -33,6 +34,8 @@ export interface Command {
   /** Hash of the request for Idempotency-Key replays: the same key with another body is a conflict. */
   requestHash?: string;
   issuedAt: string;
+  /** The request that made it: its id and trace context (write-origin.ts). */
+  origin?: WriteOrigin;
 }
 
 export type CommandResult =

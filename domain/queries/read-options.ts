@@ -23,7 +23,20 @@ export interface ReadOptions {
 
 export const DEFAULT_TOP = 60;
 
-const KNOWN = new Set(['$filter', '$orderby', '$expand', '$top', '$skip', '$count', '$select', '$search', '$format']);
+/** The `$` options a read accepts (anything else starting with `$` is a 400); the OpenAPI document lists them. */
+export const READ_QUERY_OPTIONS = [
+  '$filter',
+  '$orderby',
+  '$expand',
+  '$top',
+  '$skip',
+  '$count',
+  '$select',
+  '$search',
+  '$format',
+] as const;
+
+const KNOWN = new Set<string>(READ_QUERY_OPTIONS);
 
 /** Digits as written, even past 2^53 (`String(1e20)` would say `1e+20`). */
 const plain = (n: number) => n.toLocaleString('en', { useGrouping: false, maximumFractionDigits: 0 });

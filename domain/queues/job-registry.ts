@@ -4,6 +4,7 @@ import type { Signed, SignedCommand } from '../commands/command-signature';
 import type { BatchCommand } from '../batch/batch-command';
 import { ALL_EVENT_NAMES, type DomainEvent } from '../events/domain-event';
 import type { AddedJobOptions, JobOptions } from './job-options';
+import { isWriteOrigin, type WriteOrigin } from '../commands/write-origin';
 import {
   BATCH_JOB,
   EVENT_BURST_JOB,
@@ -170,8 +171,27 @@ export function eventJob(event: DomainEvent): JobRequest<DomainEvent> {
 /** Most events one burst job carries: bounds a job's size (about 500 bytes an event) and a consumer's statement. */
 export const EVENT_BURST_MAX = 200;
 
+/** Consecutive events of a burst that came from one write (or from none: `origin` null). */
+interface OriginRun {
+  origin: WriteOrigin | null;
+  count: number;
+}
+
 export interface EventBurstData {
   events: DomainEvent[];
+  /**
+   * The origins of the events, in their order: each run covers `count` consecutive events (a write's
+   * events are consecutive, so a 1,000-request batch's take one). Absent on jobs published before.
+   */
+  origins?: OriginRun[];
+  /** W3C trace context of the relay's publish, when tracing is on: the event workers' spans follow it. */
+  trace?: { traceparent: string; tracestate?: string };
+}
+
+function sameOrigin(a: WriteOrigin | null, b: WriteOrigin | null): boolean {
+  return (
+    a === b || (a?.requestId === b?.requestId && a?.traceparent === b?.traceparent && a?.tracestate === b?.tracestate)
+  );
 }
 
 /**
@@ -180,26 +200,67 @@ export interface EventBurstData {
  * (a crash between the add and the mark) is one job while that job is kept; the consumers are
  * idempotent per event id for the rest (a burst regrouped by the sweep, a redelivery).
  */
-export function eventBurstJob(events: readonly DomainEvent[]): JobRequest<EventBurstData> {
+export function eventBurstJob(
+  events: readonly DomainEvent[],
+  /** The origin of each event (its outbox row's), in the same order. */
+  origins: readonly (WriteOrigin | null | undefined)[] = [],
+  trace?: EventBurstData['trace'],
+): JobRequest<EventBurstData> {
   if (events.length === 0 || events.length > EVENT_BURST_MAX) {
     throw new RangeError(`an event burst holds 1–${EVENT_BURST_MAX} events, not ${events.length}`);
   }
   const digest = createHash('sha256');
-  for (const event of events) digest.update(event.eventId).update('\n');
+  const runs: OriginRun[] = [];
+  events.forEach((event, i) => {
+    digest.update(event.eventId).update('\n');
+    const origin = origins[i] ?? null;
+    const last = runs.at(-1);
+    if (last && sameOrigin(last.origin, origin)) last.count++;
+    else runs.push({ origin, count: 1 });
+  });
   return {
     name: EVENT_BURST_JOB,
-    data: { events: [...events] },
+    data: {
+      events: [...events],
+      // None known (tests, a sweep of rows from before origins): nothing to carry.
+      ...(runs.some((run) => run.origin) ? { origins: runs } : {}),
+      ...(trace ? { trace } : {}),
+    },
     opts: { ...JOBS.eventBurst.options, jobId: `burst-${digest.digest('hex').slice(0, 40)}` },
   };
 }
 
+/**
+ * The origin of each event of a burst, in order: null where there is none (a job published before
+ * origins, a row written by hand) or where what the job carries is not an origin (event jobs are not
+ * signed: see isWriteOrigin).
+ */
+export function burstOrigins(data: EventBurstData): (WriteOrigin | null)[] {
+  const total = data.events.length;
+  const origins: (WriteOrigin | null)[] = [];
+  for (const run of Array.isArray(data.origins) ? data.origins : []) {
+    if (origins.length >= total) break;
+    const count = Number.isInteger(run?.count) && run.count > 0 ? Math.min(run.count, total - origins.length) : 0;
+    const origin = isWriteOrigin(run?.origin) ? run.origin : null;
+    for (let i = 0; i < count; i++) origins.push(origin);
+  }
+  while (origins.length < total) origins.push(null);
+  return origins;
+}
+
 export interface RebuildViewsData {
   requestedBy?: string;
+  /** The request that asked for it (its id and trace context). */
+  origin?: WriteOrigin;
 }
 
 /** A rebuild request: BullMQ makes the id, every request is a job of its own. */
-export function rebuildViewsJob(requestedBy: string): JobRequest<RebuildViewsData> {
-  return { name: REBUILD_VIEWS_JOB, data: { requestedBy }, opts: { ...JOBS.rebuildViews.options } };
+export function rebuildViewsJob(requestedBy: string, origin?: WriteOrigin): JobRequest<RebuildViewsData> {
+  return {
+    name: REBUILD_VIEWS_JOB,
+    data: { requestedBy, ...(origin ? { origin } : {}) },
+    opts: { ...JOBS.rebuildViews.options },
+  };
 }
 
 /**

@@ -12,7 +12,7 @@ import { ownedCollectionsOf } from './ownership';
  * document (missing path, failed `test`) is a 409 when it is applied under the row lock.
  */
 
-const OPS: readonly PatchOperation['op'][] = ['add', 'remove', 'replace', 'move', 'copy', 'test'];
+export const PATCH_OPS: readonly PatchOperation['op'][] = ['add', 'remove', 'replace', 'move', 'copy', 'test'];
 const NEEDS_VALUE = new Set(['add', 'replace', 'test']);
 const NEEDS_FROM = new Set(['move', 'copy']);
 const ARRAY_INDEX = /^(0|[1-9][0-9]*)$/;
@@ -100,7 +100,7 @@ export function parsePatch(
     }
     const { op, path, from } = raw as Record<string, unknown>;
     const where = at(entity, path);
-    if (!OPS.includes(op as PatchOperation['op'])) {
+    if (!PATCH_OPS.includes(op as PatchOperation['op'])) {
       errors.push(`${where}: operation ${i} has unknown op ${JSON.stringify(op ?? null)}`);
       return;
     }

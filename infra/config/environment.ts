@@ -292,11 +292,117 @@ function defaultText(spec: ValidatorSpec<unknown>): string {
 
 /** The Markdown table of docs/configuration.md, from the declarations above. */
 export function environmentTable(): string {
-  const rows = Object.entries(ENVIRONMENT as Record<string, ValidatorSpec<unknown>>).map(
+  const declared = { ...ENVIRONMENT, ...TRACING_ENVIRONMENT } as Record<string, ValidatorSpec<unknown>>;
+  const rows = Object.entries(declared).map(
     ([name, spec]) => `| \`${name}\` | ${defaultText(spec)} | ${spec.desc ?? ''} |`,
   );
   const process = Object.entries(PROCESS_ENVIRONMENT).map(
     ([name, spec]) => `| \`${name}\` | \`${spec.default}\` | ${spec.desc} |`,
   );
   return ['| variable | default | meaning |', '| --- | --- | --- |', ...rows, ...process].join('\n');
+}
+
+const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'];
+const SAMPLERS = [
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+  'always_on',
+  'always_off',
+  'traceidratio',
+];
+
+/**
+ * The OpenTelemetry variables (the standard OTEL_* names) the service honours: read first thing by
+ * every entry point (infra/tracing/tracing.ts), before the rest of the configuration. The exporter
+ * reads the endpoints and headers itself; the others are read here.
+ */
+export const TRACING_ENVIRONMENT = {
+  OTEL_EXPORTER_OTLP_ENDPOINT: str({
+    default: '',
+    desc: 'turns tracing on (OpenTelemetry, OTLP over HTTP): the collector’s base URL, e.g. `http://localhost:4318` (spans go to `/v1/traces`); empty: tracing off, no OpenTelemetry SDK or instrumentation loaded',
+  }),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: str({
+    default: '',
+    desc: 'the full traces URL instead (also turns tracing on)',
+  }),
+  OTEL_EXPORTER_OTLP_PROTOCOL: str({
+    default: 'http/protobuf',
+    choices: OTLP_PROTOCOLS,
+    desc: '`http/protobuf` or `http/json` (gRPC is not offered)',
+  }),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: str({
+    default: '',
+    choices: ['', ...OTLP_PROTOCOLS],
+    desc: 'the same for traces only (wins over OTEL_EXPORTER_OTLP_PROTOCOL)',
+  }),
+  OTEL_EXPORTER_OTLP_HEADERS: str({
+    default: '',
+    desc: 'headers of every export, `name=value` comma-separated (an API key of a hosted collector)',
+  }),
+  OTEL_SERVICE_NAME: str({
+    default: '',
+    desc: 'the service name of the spans; empty: `emapi-api`, `emapi-commands`, `emapi-views`, `emapi-notifications` by process kind',
+  }),
+  OTEL_RESOURCE_ATTRIBUTES: str({
+    default: '',
+    desc: 'further resource attributes, `key=value` comma-separated (`deployment.environment=staging`)',
+  }),
+  OTEL_TRACES_SAMPLER: str({
+    default: 'parentbased_always_on',
+    choices: SAMPLERS,
+    desc: 'which traces are kept; a job’s span follows its request’s decision under the `parentbased_*` samplers',
+  }),
+  OTEL_TRACES_SAMPLER_ARG: str({
+    default: '',
+    desc: 'the ratio (0–1) of the `*traceidratio` samplers (default 1)',
+  }),
+  OTEL_BSP_SCHEDULE_DELAY: nonNegative({ default: 5000, desc: 'ms between two exports of finished spans' }),
+  OTEL_SDK_DISABLED: bool({ default: false, desc: '`true` keeps tracing off whatever else is set' }),
+};
+
+/** What a process's tracing is made of, when the environment turns it on. */
+export interface TracingSettings {
+  serviceName: string;
+  protocol: 'http/protobuf' | 'http/json';
+  sampler: string;
+  samplerRatio: number;
+  scheduledDelayMillis: number;
+}
+
+/**
+ * The tracing settings of a process kind (`component`), or undefined when tracing is off: no
+ * endpoint, or OTEL_SDK_DISABLED=true. An invalid value is a ConfigError naming it.
+ */
+export function readTracingEnvironment(
+  env: Record<string, string | undefined>,
+  component: string,
+): TracingSettings | undefined {
+  const given = Object.fromEntries(
+    Object.keys(TRACING_ENVIRONMENT)
+      .filter((name) => env[name] !== undefined && env[name] !== '')
+      .map((name) => [name, env[name]]),
+  );
+  if (!given.OTEL_EXPORTER_OTLP_ENDPOINT && !given.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return undefined;
+  const clean = cleanEnv(given, TRACING_ENVIRONMENT, {
+    reporter: ({ errors }) => {
+      const problems = Object.entries(errors).map(([name, err]) => `${name} ${err?.message}, got '${given[name]}'`);
+      if (problems.length) throw new ConfigError(problems.join('; '));
+    },
+  });
+  if (clean.OTEL_SDK_DISABLED) return undefined;
+  const ratio = clean.OTEL_TRACES_SAMPLER_ARG === '' ? 1 : Number(clean.OTEL_TRACES_SAMPLER_ARG);
+  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
+    throw new ConfigError(
+      `OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1, got '${clean.OTEL_TRACES_SAMPLER_ARG}'`,
+    );
+  }
+  return {
+    serviceName: clean.OTEL_SERVICE_NAME || `emapi-${component}`,
+    protocol: (clean.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ||
+      clean.OTEL_EXPORTER_OTLP_PROTOCOL) as TracingSettings['protocol'],
+    sampler: clean.OTEL_TRACES_SAMPLER,
+    samplerRatio: ratio,
+    scheduledDelayMillis: clean.OTEL_BSP_SCHEDULE_DELAY,
+  };
 }

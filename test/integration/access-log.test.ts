@@ -43,8 +43,8 @@ test.after.always(async () => {
   await idp?.close();
 });
 
-const completions = (lines: Line[], reqId: string) =>
-  lines.filter((line) => line.reqId === reqId && line.msg === 'request completed');
+const completions = (lines: Line[], requestId: string) =>
+  lines.filter((line) => line.requestId === requestId && line.msg === 'request completed');
 
 test('one info line per request: method, URL without tokens, status, duration, request id and subject', async (t) => {
   const token = await idp.token({ claims: { sub: 'ada', roles: ['User'] } });
@@ -64,7 +64,7 @@ test('one info line per request: method, URL without tokens, status, duration, r
   t.is(completions(onLog.lines, 'read-1').length, 1);
   t.is(completions(onLog.lines, 'anon-1').length, 1);
   t.deepEqual(
-    onLog.lines.filter((line) => line.reqId === 'probe-1'),
+    onLog.lines.filter((line) => line.requestId === 'probe-1'),
     [],
   );
 });

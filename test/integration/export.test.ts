@@ -4,6 +4,7 @@ import { ENTITIES, Scheme } from '../../domain/entities';
 import { reindex } from '../../db/search/search-indexer';
 import { startStack, type Stack } from '../support/stack';
 import { parseCsv } from '../support/csv';
+import { checkedFetch } from '../support/contract';
 
 /** /Export: CSV and NDJSON, filters and ordering, far more rows than a page, and clients leaving early. */
 
@@ -40,7 +41,7 @@ async function insertScheme(values: Record<string, unknown>): Promise<number> {
 
 /** A raw download: the stack's helper would try to parse NDJSON as one JSON document. */
 async function download(path: string, accept?: string): Promise<{ status: number; headers: Headers; text: string }> {
-  const res = await fetch(`${stack.baseUrl}${path}`, { headers: accept ? { accept } : {} });
+  const res = await checkedFetch(`${stack.baseUrl}${path}`, { headers: accept ? { accept } : {} });
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
 

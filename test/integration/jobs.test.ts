@@ -58,7 +58,8 @@ test.serial('POST /Jobs/RebuildViews queues a rebuild whose progress and outcome
   const worker = manualWorker('views');
   const job = await take(worker, 'rebuild');
   t.is(job.id, entry.Id);
-  t.deepEqual(job.data, { requestedBy: 'mock-user' });
+  // The request's origin rides along, so the views worker's log lines name the request.
+  t.deepEqual(job.data, { requestedBy: 'mock-user', origin: { requestId: started.headers.get('x-request-id') } });
   await job.updateProgress(40);
   const running = (await stack.get(`/Jobs/views/${entry.Id}`)).body as Entry;
   t.like(running, { State: 'active', Progress: 40, Attempts: 1, FinishedAt: null });

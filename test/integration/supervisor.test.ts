@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { createTestDatabase, uniqueQueuePrefix, type TestDatabase } from '../support/test-database';
 import { eventually } from '../support/queues';
+import { checkedFetch } from '../support/contract';
 
 // What `npm start` runs after provisioning: the supervisor with the API and one process of each
 // worker kind, as real child processes.
@@ -50,10 +51,10 @@ test('the supervisor serves, runs every worker kind, and stops them all on SIGTE
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   try {
     const base = `http://127.0.0.1:${port}`;
-    await eventually(async () => (await fetch(`${base}/health/ready`).catch(() => undefined))?.ok, 20_000);
+    await eventually(async () => (await checkedFetch(`${base}/health/ready`).catch(() => undefined))?.ok, 20_000);
     t.regex(output, new RegExp(`http://localhost:${port}`));
     // A write answered 201 proves a command worker process runs; its activity, a notification one.
-    const created = await fetch(`${base}/Countries`, {
+    const created = await checkedFetch(`${base}/Countries`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ Name: 'Italy', IsoCode: 'IT' }),
@@ -61,12 +62,12 @@ test('the supervisor serves, runs every worker kind, and stops them all on SIGTE
     t.is(created.status, 201);
     const id = created.headers.get('location')!.split('/').pop()!;
     await eventually(async () => {
-      const res = await fetch(`${base}/Activities?$filter=${encodeURIComponent(`EntityId eq '${id}'`)}`);
+      const res = await checkedFetch(`${base}/Activities?$filter=${encodeURIComponent(`EntityId eq '${id}'`)}`);
       return ((await res.json()) as unknown[]).length === 1;
     }, 20_000);
     // …and a view worker process: the new country is searchable.
     await eventually(async () => {
-      const res = await fetch(`${base}/Countries?$search=italy`);
+      const res = await checkedFetch(`${base}/Countries?$search=italy`);
       return ((await res.json()) as unknown[]).length === 1;
     }, 20_000);
     // One process dying (as the API once did on a huge response) takes nothing else down: it is
@@ -75,8 +76,8 @@ test('the supervisor serves, runs every worker kind, and stops them all on SIGTE
     t.true(apiPid > 0, output);
     process.kill(apiPid, 'SIGKILL');
     await eventually(async () => /api exited unexpectedly \(SIGKILL\); starting it again/.test(output), 10_000);
-    await eventually(async () => (await fetch(`${base}/health/ready`).catch(() => undefined))?.ok, 20_000);
-    const after = await fetch(`${base}/Countries`, {
+    await eventually(async () => (await checkedFetch(`${base}/health/ready`).catch(() => undefined))?.ok, 20_000);
+    const after = await checkedFetch(`${base}/Countries`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ Name: 'Malta', IsoCode: 'MT' }),

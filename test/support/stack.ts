@@ -10,6 +10,7 @@ import { createLogger } from '../../infra/logger';
 import { createTestDatabase, uniqueQueuePrefix, type TestDatabase } from './test-database';
 import { startViewsWorker } from '../../workers/views/views-worker';
 import { startNotificationsWorker } from '../../workers/notifications/notifications-worker';
+import { checkContract } from './contract';
 
 /**
  * The real stack for a test file: its own database (cloned from the migrated template), its own
@@ -172,6 +173,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     }
     const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
     const text = await res.text();
+    // Every response the suite receives must be what /openapi.json says (DESIGN §15).
+    checkContract({ method, path, status: res.status, headers: res.headers, text, requestBody: body });
     let parsed: unknown;
     if (/json/.test(res.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text);
     return { status: res.status, headers: res.headers, text, body: parsed };

@@ -1,7 +1,13 @@
 import test from 'ava';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, ENVIRONMENT, PROCESS_ENVIRONMENT, environmentTable } from '../../infra/config/environment';
+import {
+  ConfigError,
+  ENVIRONMENT,
+  PROCESS_ENVIRONMENT,
+  TRACING_ENVIRONMENT,
+  environmentTable,
+} from '../../infra/config/environment';
 import fc from 'fast-check';
 import { loadConfig } from '../../infra/config/load-config';
 import { queuePrefix } from '../../infra/redis';
@@ -34,7 +40,11 @@ function sources(dir: string): string[] {
 }
 
 test('every variable the code reads is declared (and so documented)', (t) => {
-  const declared = new Set([...Object.keys(ENVIRONMENT), ...Object.keys(PROCESS_ENVIRONMENT)]);
+  const declared = new Set([
+    ...Object.keys(ENVIRONMENT),
+    ...Object.keys(TRACING_ENVIRONMENT),
+    ...Object.keys(PROCESS_ENVIRONMENT),
+  ]);
   // Test, benchmark and tooling knobs are documented where they are used, not in the service's table.
   const testOnly = /^(TEST_|BENCH_|FUZZ_|COMMAND_TEST_PAUSE_|DEV_PG_|DEV_REDIS_)/;
   const read = new Set<string>();

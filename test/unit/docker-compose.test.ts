@@ -2,7 +2,7 @@ import test from 'ava';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
-import { ENVIRONMENT } from '../../infra/config/environment';
+import { ENVIRONMENT, TRACING_ENVIRONMENT } from '../../infra/config/environment';
 
 // No Docker engine runs here: the file is checked for syntax and kept honest against the code.
 const root = path.resolve(__dirname, '../../..');
@@ -14,6 +14,7 @@ type Service = {
   deploy?: { replicas?: unknown };
   build?: { dockerfile?: string };
   depends_on?: Record<string, { condition: string }>;
+  profiles?: string[];
 };
 const compose = doc.toJS({ maxAliasCount: 100 }) as { services: Record<string, Service> };
 
@@ -24,6 +25,7 @@ test('parses without errors', (t) => {
 test('has the stores, the migration, the API and the three worker pools', (t) => {
   t.deepEqual(Object.keys(compose.services).sort(), [
     'api',
+    'jaeger',
     'migrate',
     'postgres',
     'postgres-replica',
@@ -64,7 +66,7 @@ test('app services get the configuration variables the code reads, and wait for 
     t.true(name in (api.environment ?? {}), name);
   }
   for (const name of Object.keys(api.environment ?? {})) {
-    t.true(name in ENVIRONMENT, `${name} is declared in infra/config/environment.ts`);
+    t.true(name in ENVIRONMENT || name in TRACING_ENVIRONMENT, `${name} is declared in infra/config/environment.ts`);
   }
   // Real authentication, production mode and a limiter out of the box (DESIGN §13).
   const env = api.environment ?? {};
@@ -100,6 +102,14 @@ test('metrics: the API is told METRICS_ENABLED and every worker pool a METRICS_P
   for (const name of ['worker-commands', 'worker-views', 'worker-notifications']) {
     t.regex(String(compose.services[name]!.environment?.METRICS_PORT), /^\$\{METRICS_PORT:-\d+\}$/, name);
   }
+});
+
+test('tracing: off unless OTEL_EXPORTER_OTLP_ENDPOINT is given; Jaeger only behind the tracing profile', (t) => {
+  const env = compose.services.api!.environment ?? {};
+  t.is(env.OTEL_EXPORTER_OTLP_ENDPOINT, '${OTEL_EXPORTER_OTLP_ENDPOINT:-}');
+  t.deepEqual(compose.services.jaeger!.profiles, ['tracing']);
+  const command = compose.services.jaeger!.command ?? [];
+  t.true(command.join(' ').includes('0.0.0.0:4318'), 'the OTLP/HTTP port listens beyond the container');
 });
 
 test('a read replica behind a profile: made by pg_basebackup -R from postgres, which allows replication', (t) => {

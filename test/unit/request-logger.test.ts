@@ -56,7 +56,7 @@ test('the access log: one info line per request (5xx at error) with method, URL,
   await eventually(async () => completions(app.lines).length >= 3);
 
   const inside = app.lines.find((l) => l.msg === 'inside')!;
-  t.is(inside.reqId, 'abc-123', 'req.log is bound to the request id');
+  t.is(inside.requestId, 'abc-123', 'req.log is bound to the request id');
   // The health probe is never logged.
   t.deepEqual(
     completions(app.lines).map((l) => [l.level, l.method, l.url, l.status, l.subject]),
@@ -67,11 +67,11 @@ test('the access log: one info line per request (5xx at error) with method, URL,
     ],
   );
   const [ok200, missing] = completions(app.lines);
-  t.is(ok200!.reqId, 'abc-123');
+  t.is(ok200!.requestId, 'abc-123');
   t.is(typeof ok200!.durationMs, 'number');
   t.true((ok200!.durationMs as number) >= 0);
-  t.is(typeof missing!.reqId, 'string');
-  t.not(missing!.reqId, 'abc-123', 'a request without X-Request-Id gets a generated one');
+  t.is(typeof missing!.requestId, 'string');
+  t.not(missing!.requestId, 'abc-123', 'a request without X-Request-Id gets a generated one');
   t.false(JSON.stringify(app.lines).includes('secret'), 'no header is logged');
 });
 

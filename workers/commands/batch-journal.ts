@@ -16,17 +16,18 @@ const JOURNAL_TTL_S = 24 * 3600;
 export interface BatchJournal {
   /** What each finished unit answered, by unit index (empty for a first run). */
   load(batchId: string): Promise<Map<number, Answer[]>>;
-  append(batchId: string, unit: number, answers: Answer[]): Promise<void>;
-  clear(batchId: string): Promise<void>;
+  /** `log`: the batch's logger (naming its request), for a failure to keep the answers. */
+  append(batchId: string, unit: number, answers: Answer[], log?: Logger): Promise<void>;
+  clear(batchId: string, log?: Logger): Promise<void>;
 }
 
 export function redisBatchJournal(redis: RedisClient, prefix: string, logger: Logger): BatchJournal {
   const key = (batchId: string) => `${prefix}:batch-journal:${batchId}`;
-  const bestEffort = async (what: string, batchId: string, work: () => Promise<unknown>) => {
+  const bestEffort = async (what: string, batchId: string, log: Logger | undefined, work: () => Promise<unknown>) => {
     try {
       await work();
     } catch (err) {
-      logger.warn({ commandId: batchId, err: (err as Error).message }, `batch journal: ${what} failed`);
+      (log ?? logger).warn({ commandId: batchId, err: (err as Error).message }, `batch journal: ${what} failed`);
     }
   };
   return {
@@ -34,14 +35,14 @@ export function redisBatchJournal(redis: RedisClient, prefix: string, logger: Lo
       const entries = await redis.hgetall(key(batchId));
       return new Map(Object.entries(entries).map(([unit, text]) => [Number(unit), JSON.parse(text) as Answer[]]));
     },
-    append: (batchId, unit, answers) =>
-      bestEffort('append', batchId, () =>
+    append: (batchId, unit, answers, log) =>
+      bestEffort('append', batchId, log, () =>
         redis
           .multi()
           .hset(key(batchId), String(unit), JSON.stringify(answers))
           .expire(key(batchId), JOURNAL_TTL_S)
           .exec(),
       ),
-    clear: (batchId) => bestEffort('clear', batchId, () => redis.del(key(batchId))),
+    clear: (batchId, log) => bestEffort('clear', batchId, log, () => redis.del(key(batchId))),
   };
 }

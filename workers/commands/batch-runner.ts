@@ -163,6 +163,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
           batch.commandId,
           unit.index,
           answers.slice(first).map((entry) => entry.answer),
+          options.logger,
         );
       }
     }
@@ -170,7 +171,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     if (batch.consistencyTokens) await withConsistencyTokens(batch.steps, answers);
     const recorded: RecordedBatch = { ok: true, batch: true, responses: batchResponseText(answers) };
     const earlier = await recordResult(deps.knex, logged, recorded);
-    await deps.journal.clear(batch.commandId);
+    await deps.journal.clear(batch.commandId, options.logger);
     return finished(earlier ? replayOf(earlier, batch) : recorded);
 
     /**

@@ -27,7 +27,7 @@ function createdBy(created: CreatedByStep, stepId: string, id: string): Created 
 
 /** The command of a write step, run under `commandId` (its unit's id in the command log). */
 export function commandOfStep(
-  batch: Pick<BatchCommand, 'subject' | 'issuedAt'>,
+  batch: Pick<BatchCommand, 'subject' | 'issuedAt' | 'origin'>,
   step: BatchStep,
   commandId: string,
   created: CreatedByStep,
@@ -43,6 +43,7 @@ export function commandOfStep(
     entity: write.entity,
     subject: batch.subject,
     issuedAt: batch.issuedAt,
+    ...(batch.origin === undefined ? {} : { origin: batch.origin }),
     ...(key === undefined ? {} : { key }),
     ...(write.body === undefined ? {} : { body: resolved(write.body, false) }),
     ...(write.patch === undefined ? {} : { patch: resolved(write.patch, true) }),

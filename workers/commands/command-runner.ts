@@ -13,6 +13,7 @@ import { storableText } from '../../domain/text/storable-text';
 import { findCommand, recordCommand, recordResult, type CommandLogEntry } from '../../db/commands/command-log';
 import { isRetryableDbError, translateDbError } from '../../db/commands/db-errors';
 import type { Logger } from '../../infra/logger';
+import type { WriteOrigin } from '../../domain/commands/write-origin';
 import type { Applied, CommandHandler } from './command-handler';
 import { createEntity } from './create-entity.handler';
 import { deleteEntity } from './delete-entity.handler';
@@ -49,8 +50,8 @@ export interface TestPause {
 export interface CommandRunnerDeps {
   knex: Knex;
   logger: Logger;
-  /** Called after commit with the events just written to the outbox. */
-  onCommitted(events: DomainEvent[]): void;
+  /** Called after commit with the events just written to the outbox and the write's origin. */
+  onCommitted(events: DomainEvent[], origin: WriteOrigin | undefined): void;
   testPause?: TestPause;
   /** MAX_PATCH_OPERATIONS / MAX_PATCHED_DOCUMENT_BYTES (the API checks the count too). */
   patchLimits?: PatchLimits;
@@ -59,6 +60,8 @@ export interface CommandRunnerDeps {
 export interface RunOptions {
   /** The job ran before (a retry or a stalled job): look for a recorded result first. */
   redelivered?: boolean;
+  /** The job's logger, naming the write's request id (the runner's own logger otherwise). */
+  logger?: Logger;
 }
 
 export type CommandRunner = (command: Command, options?: RunOptions) => Promise<CommandResult>;
@@ -114,13 +117,18 @@ export function replayOf<R>(
 }
 
 export function createCommandRunner(deps: CommandRunnerDeps): CommandRunner {
-  const pause = async (at: TestPause['at'], command: Command) => {
+  const pause = async (at: TestPause['at'], command: Command, logger: Logger) => {
     if (deps.testPause?.at !== at) return;
-    deps.logger.warn({ commandId: command.commandId, at, ms: deps.testPause.ms }, 'test pause');
+    logger.warn({ commandId: command.commandId, at, ms: deps.testPause.ms }, 'test pause');
     await sleep(deps.testPause.ms);
   };
 
-  async function applyOnce(trx: Knex.Transaction, command: Command, entity: EntityDefinition): Promise<Outcome> {
+  async function applyOnce(
+    trx: Knex.Transaction,
+    command: Command,
+    entity: EntityDefinition,
+    logger: Logger,
+  ): Promise<Outcome> {
     const applied = await HANDLERS[command.name]({
       trx,
       command,
@@ -130,7 +138,7 @@ export function createCommandRunner(deps: CommandRunnerDeps): CommandRunner {
     const result = successOf(entity, applied);
     const event = eventOf(command, entity, applied);
     if (!(await recordCommand(trx, command, result, [event]))) throw new AlreadyRecorded();
-    await pause('before-commit', command);
+    await pause('before-commit', command, logger);
     return { result, events: [event] };
   }
 
@@ -150,6 +158,7 @@ export function createCommandRunner(deps: CommandRunnerDeps): CommandRunner {
   return async function run(command: Command, options: RunOptions = {}): Promise<CommandResult> {
     if (!Object.hasOwn(HANDLERS, command.name)) throw new Error(`unknown command name '${command.name}'`);
     const entity = entityByName(command.entity);
+    const logger = options.logger ?? deps.logger;
     // Repeats are expected here; a first delivery skips the lookup (the final insert still guards).
     if (options.redelivered || command.requestHash) {
       const replay = await recorded(command);
@@ -157,9 +166,9 @@ export function createCommandRunner(deps: CommandRunnerDeps): CommandRunner {
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        const outcome = await Model.transaction(deps.knex, (trx) => applyOnce(trx, command, entity));
-        if (outcome.events.length) deps.onCommitted(outcome.events);
-        await pause('after-commit', command);
+        const outcome = await Model.transaction(deps.knex, (trx) => applyOnce(trx, command, entity, logger));
+        if (outcome.events.length) deps.onCommitted(outcome.events, command.origin);
+        await pause('after-commit', command, logger);
         return outcome.result;
       } catch (err) {
         if (err instanceof AlreadyRecorded) {
@@ -170,7 +179,7 @@ export function createCommandRunner(deps: CommandRunnerDeps): CommandRunner {
         const failure = err instanceof DomainError ? err : translateDbError(err, entity);
         if (failure) return recordFailed(command, failure);
         if (isRetryableDbError(err) && attempt < MAX_TRANSACTION_ATTEMPTS) {
-          deps.logger.info(
+          logger.info(
             { commandId: command.commandId, attempt, code: (err as { code?: string }).code },
             'retrying transaction',
           );

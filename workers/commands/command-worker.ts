@@ -22,6 +22,9 @@ import { OutboxSweeper } from './outbox-sweeper';
 import { startRetentionWorker } from './retention-worker';
 import { commandDuration, Registry } from '../../infra/metrics/registry';
 import type { RunningWorker } from '../shared/worker-process';
+import type { WriteOrigin } from '../../domain/commands/write-origin';
+import { tracing } from '../../infra/tracing/tracing';
+import { requestFields, traceContexts } from '../shared/write-origins';
 
 /** Connections for the GETs of batches (a batch reads one GET at a time; a list and its count at once). */
 const BATCH_READ_CONNECTIONS = 4;
@@ -87,7 +90,7 @@ export async function startCommandWorker(
   const sweeper = new OutboxSweeper({
     knex,
     logger,
-    publish: (events) => publisher.publish(events),
+    publish: (events, origins) => publisher.publish(events, origins),
     intervalMs: options.outboxSweepIntervalMs,
   });
   const run = timed(
@@ -101,7 +104,7 @@ export async function startCommandWorker(
     createCommandRunner({
       knex,
       logger,
-      onCommitted: (events) => publisher.publishSoon(events),
+      onCommitted: (events, origin) => publisher.publishSoon(events, origin),
       testPause: options.testPause,
       patchLimits: patchLimitsOf(config),
     }),
@@ -115,7 +118,7 @@ export async function startCommandWorker(
       knex,
       logger,
       readSettings,
-      onCommitted: (events) => publisher.publishSoon(events),
+      onCommitted: (events, origin) => publisher.publishSoon(events, origin),
       testPause: options.testPause,
       patchLimits: patchLimitsOf(config),
     }),
@@ -134,9 +137,11 @@ export async function startCommandWorker(
   /**
    * Verifies a job's signature, runs it and settles its pending count: a command or a whole batch.
    * Only infrastructure errors fail a job (domain failures are its result); BullMQ retries those.
+   * Every line logged about it names its request (`requestId`), and with tracing on it runs in a
+   * span of its request's trace, its SQL statements within.
    */
-  function handler<T extends { commandId: string; subject: string }, R>(
-    apply: (data: T, options: { redelivered: boolean; job: Job }) => Promise<R>,
+  function handler<T extends { commandId: string; subject: string; origin?: WriteOrigin }, R>(
+    apply: (data: T, options: { redelivered: boolean; job: Job; logger: Logger }) => Promise<R>,
   ) {
     return async (job: Job): Promise<R> => {
       if (!verifyCommand(job.data, config.commandSigningKey)) {
@@ -148,18 +153,30 @@ export async function startCommandWorker(
         throw new UnrecoverableError("refused: the command is not signed with this deployment's COMMAND_SIGNING_KEY");
       }
       const command = job.data as T;
-      try {
-        // A job started before (retry, or recovered after its worker died) may have committed already.
-        const result = await apply(command, { redelivered: job.attemptsStarted > 1 || job.stalledCounter > 0, job });
-        settle(command);
-        return result;
-      } catch (err) {
-        // The full error (statement included) is for the log; the job's reason, shown by /Jobs and
-        // Bull Board, says only what kind of failure it was.
-        logger.warn({ jobId: job.id, err }, 'command failed on infrastructure; BullMQ retries it');
-        if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) settle(command);
-        throw new Error(publicReasonOf(err), { cause: err });
-      }
+      const log = logger.child({ ...requestFields([command.origin]), commandId: command.commandId });
+      const [parent] = traceContexts([command.origin]);
+      const attributes = {
+        'messaging.system': 'bullmq',
+        'messaging.destination.name': QUEUE.commands,
+        'messaging.message.id': command.commandId,
+      };
+      const span = { kind: 'consumer', parent, attributes, requestId: command.origin?.requestId } as const;
+      return tracing().inSpan(`process ${job.name}`, span, async () => {
+        try {
+          // A job started before (retry, or recovered after its worker died) may have committed already.
+          const redelivered = job.attemptsStarted > 1 || job.stalledCounter > 0;
+          const result = await apply(command, { redelivered, job, logger: log });
+          settle(command);
+          log.debug({ name: job.name, redelivered, ok: (result as { ok?: boolean })?.ok }, 'command done');
+          return result;
+        } catch (err) {
+          // The full error (statement included) is for the log; the job's reason, shown by /Jobs and
+          // Bull Board, says only what kind of failure it was.
+          log.warn({ jobId: job.id, err }, 'command failed on infrastructure; BullMQ retries it');
+          if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) settle(command);
+          throw new Error(publicReasonOf(err), { cause: err });
+        }
+      });
     };
   }
   /**
@@ -168,7 +185,7 @@ export async function startCommandWorker(
    * stay in Redis for the job's retention. Run again (a crash before the job was marked done), the
    * stub finds the recorded response. Best effort: a failure leaves the full job.
    */
-  async function compactFinishedBatch(job: Job, batch: BatchCommand): Promise<void> {
+  async function compactFinishedBatch(job: Job, batch: BatchCommand, logger: Logger): Promise<void> {
     const { signature: _signature, ...content } = batch as BatchCommand & { signature?: string };
     const stub = signCommand({ ...content, steps: [] }, config.commandSigningKey);
     await job.updateData(stub).catch((err: unknown) => {
@@ -189,14 +206,17 @@ export async function startCommandWorker(
     concurrency: config.workerConcurrency,
     logger,
     handlers: {
-      command: handler<Command, CommandResult>(run),
-      batch: handler<BatchCommand, BatchResult | CommandResult>(async (batch, { redelivered, job }) => {
+      command: handler<Command, CommandResult>((command, { redelivered, logger }) =>
+        run(command, { redelivered, logger }),
+      ),
+      batch: handler<BatchCommand, BatchResult | CommandResult>(async (batch, { redelivered, job, logger }) => {
         const result = await runBatch(batch, {
           redelivered,
+          logger,
           // Units done so far, for /Jobs and Bull Board (a failed report costs the batch nothing).
           onProgress: (progress) => void job.updateProgress(progress).catch(() => undefined),
         });
-        await compactFinishedBatch(job, batch);
+        await compactFinishedBatch(job, batch, logger);
         return result;
       }),
     },

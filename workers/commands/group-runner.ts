@@ -26,8 +26,10 @@ import {
   eventOf,
   replayOf,
   successOf,
+  type RunOptions,
   type TestPause,
 } from './command-runner';
+import type { WriteOrigin } from '../../domain/commands/write-origin';
 
 /**
  * An atomicity group of a `$batch` (DESIGN §12): one command in one transaction. Its requests apply
@@ -47,7 +49,7 @@ export type GroupResult = { ok: true; steps: GroupStepResult[] } | { ok: false; 
 export interface GroupCommand {
   /** The group's id in the command log: `<batch command id>/<unit index>`. */
   commandId: string;
-  batch: Pick<BatchCommand, 'subject' | 'issuedAt'>;
+  batch: Pick<BatchCommand, 'subject' | 'issuedAt' | 'origin'>;
   requestHash?: string;
   steps: readonly BatchStep[];
   /** Entities created by earlier units of the batch. */
@@ -68,7 +70,7 @@ export interface GroupRunnerDeps {
   knex: Knex;
   logger: Logger;
   readSettings: ReadSettings;
-  onCommitted(events: DomainEvent[]): void;
+  onCommitted(events: DomainEvent[], origin: WriteOrigin | undefined): void;
   testPause?: TestPause;
   patchLimits?: PatchLimits;
 }
@@ -98,6 +100,7 @@ function loggedOf(group: GroupCommand): LoggedCommand {
     name: 'group',
     entity: '$batch',
     subject: group.batch.subject,
+    ...(group.batch.origin === undefined ? {} : { origin: group.batch.origin }),
     ...(group.requestHash === undefined ? {} : { requestHash: group.requestHash }),
   };
 }
@@ -223,12 +226,17 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
     return applied;
   }
 
-  async function applyOnce(trx: Knex.Transaction, group: GroupCommand, bulk: boolean): Promise<Applied> {
+  async function applyOnce(
+    trx: Knex.Transaction,
+    group: GroupCommand,
+    bulk: boolean,
+    logger: Logger,
+  ): Promise<Applied> {
     const applied = (bulk ? await applyBulk(trx, group) : null) ?? (await applySteps(trx, group));
     const result: GroupResult = { ok: true, steps: applied.steps };
     if (!(await recordCommand(trx, loggedOf(group), result, applied.events))) throw new AlreadyRecorded();
     if (deps.testPause?.at === 'before-commit') {
-      deps.logger.warn({ commandId: group.commandId, ms: deps.testPause.ms }, 'test pause (group)');
+      logger.warn({ commandId: group.commandId, ms: deps.testPause.ms }, 'test pause (group)');
       await sleep(deps.testPause.ms);
     }
     applied.created = createdByGroup(group.steps, applied.steps);
@@ -261,7 +269,8 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
     return earlier ? outcomeOfRecord(group, replayOf(earlier, group)) : { result, created: new Map() };
   }
 
-  return async function runGroup(group: GroupCommand, options: { redelivered?: boolean } = {}): Promise<GroupOutcome> {
+  return async function runGroup(group: GroupCommand, options: RunOptions = {}): Promise<GroupOutcome> {
+    const logger = options.logger ?? deps.logger;
     if (options.redelivered || group.requestHash) {
       const replay = await recorded(group);
       if (replay) return replay;
@@ -269,8 +278,8 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
     let bulk = true;
     for (let attempt = 1; ; attempt++) {
       try {
-        const applied = await Model.transaction(deps.knex, (trx) => applyOnce(trx, group, bulk));
-        if (applied.events.length) deps.onCommitted(applied.events);
+        const applied = await Model.transaction(deps.knex, (trx) => applyOnce(trx, group, bulk, logger));
+        if (applied.events.length) deps.onCommitted(applied.events, group.batch.origin);
         return { result: { ok: true, steps: applied.steps }, answers: applied.answers, created: applied.created };
       } catch (err) {
         if (err instanceof AlreadyRecorded) {
@@ -280,17 +289,14 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
         }
         if (bulk && !isRetryableDbError(err)) {
           // Set-based, a failure names no request: request by request names it exactly.
-          deps.logger.debug(
-            { commandId: group.commandId, err: (err as Error).message },
-            'group again request by request',
-          );
+          logger.debug({ commandId: group.commandId, err: (err as Error).message }, 'group again request by request');
           bulk = false;
           attempt--;
           continue;
         }
         if (err instanceof StepFailed) return recordFailed(group, err.index, err.failure);
         if (isRetryableDbError(err) && attempt < MAX_TRANSACTION_ATTEMPTS) {
-          deps.logger.info({ commandId: group.commandId, attempt }, 'retrying group transaction');
+          logger.info({ commandId: group.commandId, attempt }, 'retrying group transaction');
           continue;
         }
         throw err;

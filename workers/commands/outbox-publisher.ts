@@ -6,6 +6,9 @@ import { queuePrefix, withBullConnection } from '../../infra/redis';
 import type { RedisTarget } from '../../infra/config/load-config';
 import type { DomainEvent } from '../../domain/events/domain-event';
 import { EVENT_BURST_MAX, JOBS, eventBurstJob } from '../../domain/queues/job-registry';
+import type { WriteOrigin } from '../../domain/commands/write-origin';
+import { tracing } from '../../infra/tracing/tracing';
+import { requestFields, traceContexts } from '../shared/write-origins';
 
 /** Events per publish (one burst job per consumer queue), and marks per statement. */
 const BATCH = EVENT_BURST_MAX;
@@ -38,6 +41,8 @@ export class OutboxPublisher {
   private readonly publishWindowMs: number;
   private readonly inFlight = new Set<Promise<unknown>>();
   private pending: DomainEvent[] = [];
+  /** The origin of each pending event (its write's), in the same order. */
+  private pendingOrigins: (WriteOrigin | undefined)[] = [];
   private publishing: Promise<void> | null = null;
   private drainScheduled = false;
   private readonly toMark: string[] = [];
@@ -60,19 +65,45 @@ export class OutboxPublisher {
 
   /**
    * Adds the events to every event queue, at once: one burst job per EVENT_BURST_MAX events and
-   * queue, so a consumer takes a whole burst with one fetch and applies it set-based.
+   * queue, so a consumer takes a whole burst with one fetch and applies it set-based. Each burst
+   * carries its events' origins (their request ids for the consumers' log lines) and, with tracing
+   * on, the context of this publish's span, which continues the first write's trace and links the
+   * others'.
    */
-  async publish(events: readonly DomainEvent[]): Promise<void> {
-    const jobs: ReturnType<typeof eventBurstJob>[] = [];
-    for (let i = 0; i < events.length; i += EVENT_BURST_MAX)
-      jobs.push(eventBurstJob(events.slice(i, i + EVENT_BURST_MAX)));
-    if (jobs.length) await Promise.all(this.queues.map((queue) => queue.addBulk(jobs)));
+  async publish(
+    events: readonly DomainEvent[],
+    origins: readonly (WriteOrigin | null | undefined)[] = [],
+  ): Promise<void> {
+    for (let i = 0; i < events.length; i += EVENT_BURST_MAX) {
+      await this.publishBurst(events.slice(i, i + EVENT_BURST_MAX), origins.slice(i, i + EVENT_BURST_MAX));
+    }
+  }
+
+  private publishBurst(events: readonly DomainEvent[], origins: readonly (WriteOrigin | null | undefined)[]) {
+    const [parent, ...links] = traceContexts(origins);
+    const fields = requestFields(origins);
+    return tracing().inSpan(
+      'publish event-burst',
+      {
+        kind: 'producer',
+        parent,
+        links,
+        attributes: { 'messaging.system': 'bullmq', 'messaging.batch.message_count': events.length },
+        requestId: fields.requestId,
+      },
+      async () => {
+        const job = eventBurstJob(events, origins, tracing().activeContext());
+        await Promise.all(this.queues.map((queue) => queue.add(job.name, job.data, job.opts)));
+        this.options.logger.debug({ ...fields, events: events.length, jobId: job.opts.jobId }, 'events published');
+      },
+    );
   }
 
   /** Publishes these just-committed events soon, in the background, and marks them published. */
-  publishSoon(events: readonly DomainEvent[]): void {
+  publishSoon(events: readonly DomainEvent[], origin?: WriteOrigin): void {
     if (this.closed) return; // the next sweep, in any process, picks these up
     this.pending.push(...events);
+    for (let i = 0; i < events.length; i++) this.pendingOrigins.push(origin);
     // Never in the same turn of the event loop: the command's completion goes to Redis first, so the
     // caller is answered before this process and Redis publish its events.
     if (this.drainScheduled) return;
@@ -88,6 +119,7 @@ export class OutboxPublisher {
   async close(): Promise<void> {
     this.closed = true;
     this.pending = []; // left unpublished: the sweep of any command worker publishes them
+    this.pendingOrigins = [];
     await this.publishing;
     this.flushMarks();
     await Promise.allSettled([...this.inFlight]);
@@ -98,12 +130,13 @@ export class OutboxPublisher {
   private drain(): void {
     if (this.publishing || this.pending.length === 0) return;
     const events = this.pending.splice(0, BATCH);
-    this.publishing = this.track(this.publishAndMark(events))
+    const origins = this.pendingOrigins.splice(0, BATCH);
+    this.publishing = this.track(this.publishAndMark(events, origins))
       .then(
         () => undefined,
         (err: unknown) =>
           this.options.logger.warn(
-            { err: (err as Error).message, eventIds: events.map((event) => event.eventId) },
+            { ...requestFields(origins), err: (err as Error).message, eventIds: events.map((event) => event.eventId) },
             'publishing events failed; the sweep will retry',
           ),
       )
@@ -114,8 +147,11 @@ export class OutboxPublisher {
   }
 
   /** One round trip per queue, no transaction; the mark follows in a batch. */
-  private async publishAndMark(events: readonly DomainEvent[]): Promise<void> {
-    await this.publish(events);
+  private async publishAndMark(
+    events: readonly DomainEvent[],
+    origins: readonly (WriteOrigin | undefined)[],
+  ): Promise<void> {
+    await this.publish(events, origins);
     this.toMark.push(...events.map((event) => event.eventId));
     if (this.toMark.length >= BATCH) this.flushMarks();
     else this.markTimer ??= setTimeout(() => this.flushMarks(), MARK_DELAY_MS);

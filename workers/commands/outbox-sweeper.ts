@@ -3,6 +3,7 @@ import { lockUnpublished, markPublished } from '../../db/commands/outbox';
 import type { Logger } from '../../infra/logger';
 import { isPublishableEvent, type DomainEvent } from '../../domain/events/domain-event';
 import { EVENT_BURST_MAX } from '../../domain/queues/job-registry';
+import type { WriteOrigin } from '../../domain/commands/write-origin';
 
 /** Rows per sweep transaction: one burst job per consumer queue. */
 const BATCH = EVENT_BURST_MAX;
@@ -11,8 +12,8 @@ const SWEEP_INTERVAL_MS = 1000;
 export interface OutboxSweeperOptions {
   knex: Knex;
   logger: Logger;
-  /** Adds events to the event queues (OutboxPublisher.publish). */
-  publish(events: readonly DomainEvent[]): Promise<void>;
+  /** Adds events to the event queues with their writes' origins (OutboxPublisher.publish). */
+  publish(events: readonly DomainEvent[], origins: readonly (WriteOrigin | null)[]): Promise<void>;
   /** How often the sweep runs; it takes only rows older than this. */
   intervalMs?: number;
 }
@@ -72,7 +73,11 @@ export class OutboxSweeper {
       if (malformed.length) {
         logger.error({ outboxIds: malformed.map((row) => row.id) }, 'outbox rows that are not events: set aside');
       }
-      await this.options.publish(rows.filter((row) => isPublishableEvent(row.event)).map((row) => row.event));
+      const publishable = rows.filter((row) => isPublishableEvent(row.event));
+      await this.options.publish(
+        publishable.map((row) => row.event),
+        publishable.map((row) => row.origin),
+      );
       await markPublished(
         trx,
         rows.map((row) => row.id),

@@ -1,4 +1,8 @@
-import { runWorkerProcess } from '../shared/worker-process';
-import { startNotificationsWorker } from './notifications-worker';
+import { startProcess } from '../../infra/tracing/tracing';
 
-runWorkerProcess('notifications', startNotificationsWorker);
+/** `npm run worker:notifications`: tracing first (infra/tracing), then the worker's modules. */
+startProcess('notifications', async () => {
+  const { runWorkerProcess } = await import('../shared/worker-process');
+  const { startNotificationsWorker } = await import('./notifications-worker');
+  runWorkerProcess('notifications', startNotificationsWorker);
+});

@@ -4,6 +4,7 @@ import type { Logger } from '../../infra/logger';
 import type { Registry } from '../../infra/metrics/registry';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { observingEventLag } from '../shared/event-lag';
+import { inBurstContext } from '../shared/job-context';
 import { recordBurstHandler, recordEventHandler } from './record-activity.handler';
 
 /** The notification worker: every domain event becomes an activity-log entry (GET /Activities). */
@@ -17,7 +18,7 @@ export function startNotificationsWorker(
     QUEUE.notifications,
     ({ knex, logger, metrics }) =>
       observingEventLag(QUEUE.notifications, metrics, {
-        eventBurst: recordBurstHandler(knex, logger),
+        eventBurst: inBurstContext(QUEUE.notifications, logger, recordBurstHandler(knex)),
         event: recordEventHandler(knex),
       }),
     metrics,

@@ -7,8 +7,8 @@ import type { Logger } from '../../infra/logger';
 import { applyBurst } from '../shared/burst-applier';
 
 /** Activity-log entries of a burst of events, one statement; redelivered events add nothing. */
-export function recordBurstHandler(knex: Knex, logger: Logger) {
-  return async (job: Job<EventBurstData>): Promise<{ recorded: number }> => ({
+export function recordBurstHandler(knex: Knex) {
+  return async (job: Job<EventBurstData>, logger: Logger): Promise<{ recorded: number }> => ({
     recorded: await applyBurst(job.data.events, (events) => recordActivities(knex, events), logger),
   });
 }

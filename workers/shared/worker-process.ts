@@ -8,6 +8,7 @@ import { exitOnSignals } from '../../infra/shutdown';
 import type { AppConfig, RedisTarget } from '../../infra/config/load-config';
 import { loadConfig } from '../../infra/config/load-config';
 import { JobDispatcher, type JobHandlers } from './job-dispatcher';
+import { requestFieldsOfJob } from './write-origins';
 import type { QueueName } from '../../domain/queues/queue-contracts';
 import { Registry, processRegistry } from '../../infra/metrics/registry';
 import { serveMetrics } from '../../infra/metrics/metrics-server';
@@ -169,7 +170,10 @@ export function createQueueWorker<Q extends QueueName>(options: RunWorkerOptions
       }),
   );
   worker.on('failed', (job, err) => {
-    options.logger.warn({ queue: options.queue, jobId: job?.id, name: job?.name, err: err.message }, 'job failed');
+    options.logger.warn(
+      { ...requestFieldsOfJob(job?.data), queue: options.queue, jobId: job?.id, name: job?.name, err: err.message },
+      'job failed',
+    );
   });
   worker.on('error', (err) => options.logger.error({ queue: options.queue, err: err.message }, 'worker error'));
   return worker;

@@ -1,4 +1,8 @@
-import { runWorkerProcess } from '../shared/worker-process';
-import { startViewsWorker } from './views-worker';
+import { startProcess } from '../../infra/tracing/tracing';
 
-runWorkerProcess('views', startViewsWorker);
+/** `npm run worker:views`: tracing first (infra/tracing), then the worker's modules. */
+startProcess('views', async () => {
+  const { runWorkerProcess } = await import('../shared/worker-process');
+  const { startViewsWorker } = await import('./views-worker');
+  runWorkerProcess('views', startViewsWorker);
+});

@@ -16,8 +16,8 @@ async function reindexEvents(knex: Knex, events: readonly DomainEvent[]): Promis
   return { documents: await reindexDocuments(knex, await affectedDocuments(knex, events)) };
 }
 
-export function reindexBurstHandler(knex: Knex, logger: Logger) {
-  return async (job: Job<EventBurstData>): Promise<{ documents: number }> => ({
+export function reindexBurstHandler(knex: Knex) {
+  return async (job: Job<EventBurstData>, logger: Logger): Promise<{ documents: number }> => ({
     documents: await applyBurst(
       job.data.events,
       async (events) => (await reindexEvents(knex, events)).documents,

@@ -4,6 +4,7 @@ import type { Logger } from '../../infra/logger';
 import type { Registry } from '../../infra/metrics/registry';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { observingEventLag } from '../shared/event-lag';
+import { inBurstContext, inRequestContext } from '../shared/job-context';
 import { rebuildViewsHandler } from './rebuild-views.handler';
 import { reindexBurstHandler, reindexEventHandler } from './reindex-search.handler';
 
@@ -14,10 +15,10 @@ export function startViewsWorker(config: AppConfig, _logger?: Logger, metrics?: 
     QUEUE.views,
     ({ knex, logger, metrics }) => ({
       ...observingEventLag(QUEUE.views, metrics, {
-        eventBurst: reindexBurstHandler(knex, logger),
+        eventBurst: inBurstContext(QUEUE.views, logger, reindexBurstHandler(knex)),
         event: reindexEventHandler(knex),
       }),
-      rebuildViews: rebuildViewsHandler(knex),
+      rebuildViews: inRequestContext(QUEUE.views, logger, rebuildViewsHandler(knex)),
     }),
     metrics,
   );

@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { Router, type Request, type Response } from 'express';
+import helmet from 'helmet';
+import { buildOpenApiDocument, type DocumentSettings } from './document';
+import { DOCS_ASSETS, DOCS_HTML, DOCS_INIT_FILE, DOCS_INIT_SCRIPT } from './docs-page';
+
+/**
+ * `GET /openapi.json` and `GET /docs` (DESIGN §15), open without a token like `/health`. The
+ * document is generated once per process and settings and answered with an ETag; `/docs` is
+ * Swagger UI (swagger-ui-dist), every asset served from here, under a CSP relaxed for this page only.
+ */
+
+interface Built {
+  text: string;
+  etag: string;
+}
+
+const built = new Map<string, Built>();
+
+/** The document as served: built once per process (and settings), with its entity tag. */
+export function openApiDocument(settings: DocumentSettings): Built {
+  const key = JSON.stringify(settings);
+  let doc = built.get(key);
+  if (!doc) {
+    const text = JSON.stringify(buildOpenApiDocument(settings));
+    doc = { text, etag: `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"` };
+    built.set(key, doc);
+  }
+  return doc;
+}
+
+function swaggerUiDir(): string {
+  return join(require.resolve('swagger-ui-dist/package.json'), '..');
+}
+
+/**
+ * Swagger UI renders with React: its scripts are files ('self'), but it sets style attributes and
+ * its stylesheet embeds SVG icons as data: URLs. It fetches only /openapi.json and, with "Try it
+ * out", the service itself.
+ */
+function docsSecurityHeaders() {
+  return helmet.contentSecurityPolicy({
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'none'"],
+      baseUri: ["'none'"],
+      scriptSrc: ["'self'"],
+      styleSrc: ["'self'", "'unsafe-inline'"],
+      imgSrc: ["'self'", 'data:'],
+      connectSrc: ["'self'"],
+      formAction: ["'none'"],
+      frameAncestors: ["'none'"],
+    },
+  });
+}
+
+export function openApiRoutes(settings: DocumentSettings): Router {
+  const router = Router();
+  const doc = openApiDocument(settings);
+
+  router.get('/openapi.json', (req: Request, res: Response) => {
+    res.setHeader('ETag', doc.etag);
+    res.setHeader('Cache-Control', 'no-cache');
+    const held = req.get('if-none-match');
+    if (
+      held !== undefined &&
+      (held.trim() === '*' || held.split(',').some((tag) => tag.trim().replace(/^W\//, '') === doc.etag))
+    ) {
+      res.status(304).end();
+      return;
+    }
+    res.type('application/json').send(doc.text);
+  });
+
+  const docs = Router();
+  docs.use(docsSecurityHeaders());
+  docs.get('/', (req: Request, res: Response, next) => {
+    // `/docs/` and `/docs` alike; relative asset URLs are written absolute in the page.
+    if (req.path !== '/') return next();
+    res.type('text/html').send(DOCS_HTML);
+  });
+  docs.get(`/${DOCS_INIT_FILE}`, (_req: Request, res: Response) => {
+    res.type('text/javascript').send(DOCS_INIT_SCRIPT);
+  });
+  const dir = swaggerUiDir();
+  for (const asset of DOCS_ASSETS) {
+    docs.get(`/${asset}`, (_req: Request, res: Response, next) => {
+      res.sendFile(join(dir, asset), { maxAge: '1d' }, (err) => {
+        if (err) next(err);
+      });
+    });
+  }
+  router.use('/docs', docs);
+  return router;
+}
