@@ -1,10 +1,9 @@
 import type { Express } from 'express';
 import type { Knex } from 'knex';
-import type { Redis } from 'ioredis';
 import { createKnex } from '../db/knex';
 import { ReplicaSet } from '../db/replicas/replica-set';
 import type { Logger } from '../infra/logger';
-import { createRedis } from '../infra/redis';
+import { createRedis, queuePrefix, type RedisClient } from '../infra/redis';
 import type { AppConfig } from '../infra/config/load-config';
 import { createApp } from './app';
 import { commandBusOptionsOf, createCommandBus, type CommandBus } from './commands/command-bus';
@@ -18,7 +17,7 @@ import { registerApiMetrics } from './http/metrics';
 export interface ApiRuntime {
   app: Express;
   knex: Knex;
-  redis: Redis;
+  redis: RedisClient;
   queues: QueueRegistry;
   commandBus: CommandBus;
   /** This runtime's metrics registry when METRICS_ENABLED (one per runtime: tests run several). */
@@ -34,11 +33,11 @@ export interface ApiRuntime {
  */
 export async function createApiRuntime(config: AppConfig, logger: Logger): Promise<ApiRuntime> {
   const knex = createKnex(config.databaseUrl, config.dbPoolMax, logger);
-  const redis = createRedis(config.redisUrl, 'producer');
+  const redis = createRedis(config.redis, 'producer');
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   // The producer connection refuses commands until it is connected (no offline queue).
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
-  const queues = createQueueRegistry(redis, config.queuePrefix, logger);
+  const queues = createQueueRegistry(redis, (queue) => queuePrefix(config, queue), logger);
   const commandBus = await createCommandBus(commandBusOptionsOf(config, redis, logger));
   const replicas = config.replicas.urls.length
     ? new ReplicaSet(knex, { ...config.replicas, poolMax: config.dbPoolMax, logger })

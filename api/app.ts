@@ -1,7 +1,7 @@
 import express, { type Express } from 'express';
 import type { Knex } from 'knex';
 import type { ReplicaSet } from '../db/replicas/replica-set';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../infra/redis';
 import type { Logger } from '../infra/logger';
 import type { AppConfig } from '../infra/config/load-config';
 import { errorHandler, notFoundHandler } from './http/error-handler';
@@ -35,7 +35,7 @@ import { openApiRoutes } from './openapi/openapi.routes';
 export interface AppDeps {
   config: AppConfig;
   knex: Knex;
-  redis: Redis;
+  redis: RedisClient;
   logger: Logger;
   /** BullMQ queues for /Jobs and Bull Board (api/jobs/queue-registry.ts). */
   queues: QueueRegistry;

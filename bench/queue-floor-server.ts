@@ -14,7 +14,7 @@ import { QUEUE_FLOOR } from './queue-floor-contract';
  */
 
 const redisUrl = process.env.REDIS_URL!;
-const redis = createRedis(redisUrl, 'producer');
+const redis = createRedis({ url: redisUrl }, 'producer');
 const queue = new Queue(QUEUE_FLOOR.name, { connection: redis, prefix: QUEUE_FLOOR.prefix });
 const events = new QueueEvents(QUEUE_FLOOR.name, { connection: { url: redisUrl }, prefix: QUEUE_FLOOR.prefix });
 events.setMaxListeners(0);

@@ -1,5 +1,5 @@
 import { Worker } from 'bullmq';
-import { bullConnection } from '../infra/redis';
+
 import { QUEUE_FLOOR } from './queue-floor-contract';
 
 /**
@@ -16,7 +16,7 @@ const worker = new Worker(
     return { ok: true, entity: 'Scheme', dbId: next, encodedId: `SCH-${next}`, version: 1 };
   },
   {
-    connection: bullConnection(process.env.REDIS_URL!, 'worker'),
+    connection: { url: process.env.REDIS_URL!, maxRetriesPerRequest: null },
     prefix: QUEUE_FLOOR.prefix,
     concurrency: Number(process.env.WORKER_CONCURRENCY ?? 16),
   },

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Queue } from 'bullmq';
 import pg from 'pg';
 import { QUEUE } from '../domain/queues/queue-contracts';
+import { queuePrefix } from '../infra/redis';
 import { PROJECT_ROOT, nodeArgsOf } from '../scripts/process-commands';
 import { batchImport, printBatchImport, type BatchImportReport } from './batch-import';
 import { rssSampler } from './process-rss';
@@ -72,7 +73,11 @@ let stopping = false;
 /** Waits (up to 5 minutes) until the event workers have no waiting or running jobs. */
 async function eventBacklogDrained(): Promise<void> {
   const queues = [QUEUE.views, QUEUE.notifications].map(
-    (name) => new Queue(name, { connection: { url: redisUrl }, prefix: QUEUE_PREFIX }),
+    (name) =>
+      new Queue(name, {
+        connection: { url: redisUrl },
+        prefix: queuePrefix({ redis: { url: redisUrl }, queuePrefix: QUEUE_PREFIX }, name),
+      }),
   );
   try {
     const deadline = Date.now() + 300_000;

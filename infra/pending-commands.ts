@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 
 /**
  * Commands queued or running per subject (DESIGN §13: MAX_PENDING_COMMANDS_PER_SUBJECT), counted in
@@ -25,18 +25,18 @@ export function pendingCommandsKey(prefix: string, subject: string): string {
 }
 
 /** The connection with ADMIT defined as a command: sent by its SHA (EVALSHA), not its text, every time. */
-type WithAdmit = Redis & {
+type WithAdmit = RedisClient & {
   admitPendingCommand(key: string, now: number, staleMs: number, max: number, commandId: string): Promise<number>;
 };
 
-function withAdmit(redis: Redis): WithAdmit {
+function withAdmit(redis: RedisClient): WithAdmit {
   if (!('admitPendingCommand' in redis)) redis.defineCommand('admitPendingCommand', { numberOfKeys: 1, lua: ADMIT });
   return redis as WithAdmit;
 }
 
 /** True when the subject has fewer than `max` commands pending, and then counts this one. */
 export async function admitCommand(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   subject: string,
   commandId: string,
@@ -54,7 +54,7 @@ export async function admitCommand(
 
 /** The command is no longer pending (finished, failed for good, or never queued). */
 export async function settleCommand(
-  redis: Pick<Redis, 'zrem'>,
+  redis: Pick<RedisClient, 'zrem'>,
   prefix: string,
   subject: string,
   commandId: string,

@@ -1,12 +1,17 @@
 import type { ConnectionOptions } from 'bullmq';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { RedisTarget } from './config/load-config';
 
 /**
- * Redis connections for BullMQ (DESIGN §11): workers and blocking readers must never give up on a
- * command (`maxRetriesPerRequest: null`); the API's producer fails fast when Redis is down
- * (`enableOfflineQueue: false`) so a write answers 503 instead of hanging.
+ * Redis connections for BullMQ (DESIGN §11, §14), the one place that makes them: one server
+ * (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). Workers and blocking readers must never
+ * give up on a command (`maxRetriesPerRequest: null`); the API's producer fails fast when Redis is
+ * down (`enableOfflineQueue: false`) so a write answers 503 instead of hanging.
  */
 export type RedisRole = 'producer' | 'worker';
+
+/** A connection of either kind: every command the service sends works on both (single-slot keys). */
+export type RedisClient = Redis | Cluster;
 
 function roleOptions(role: RedisRole): {
   maxRetriesPerRequest: number | null;
@@ -18,9 +23,22 @@ function roleOptions(role: RedisRole): {
     : { maxRetriesPerRequest: null };
 }
 
-/** Connection settings for a BullMQ object, which then creates and closes its own connections. */
-export function bullConnection(url: string, role: RedisRole): ConnectionOptions {
-  return { url, ...roleOptions(role) };
+/**
+ * A Redis Cluster client. The per-node options are the role's (BullMQ checks the nodes'
+ * `maxRetriesPerRequest` of a blocking connection); the cluster's own offline queue follows the
+ * role too, so the API's producer fails fast while the cluster has no slot map. The ready check
+ * waits for `CLUSTER INFO` to say ok before the first command.
+ */
+function createCluster(nodes: { host: string; port: number }[], role: RedisRole): Cluster {
+  const { enableOfflineQueue, ...redisOptions } = roleOptions(role);
+  const options: ClusterOptions = {
+    redisOptions,
+    enableReadyCheck: true,
+    ...(enableOfflineQueue === false ? { enableOfflineQueue: false } : {}),
+    // Reconnect like BullMQ's own default for one server: soon at first, at most every 2 s.
+    clusterRetryStrategy: (times: number) => Math.min(times * 200, 2000),
+  };
+  return new Cluster(nodes, options);
 }
 
 /**
@@ -28,7 +46,54 @@ export function bullConnection(url: string, role: RedisRole): ConnectionOptions 
  * ioredis's enableAutoPipelining cut socket writes but cost more CPU per write than it saved
  * (API 0.57 against 0.49 ms per POST at c=32, five alternating runs; bench/README.md).
  */
-export function createRedis(url: string, role: RedisRole): Redis {
+export function createRedis(target: RedisTarget, role: RedisRole): RedisClient {
+  if ('clusterNodes' in target) return createCluster(target.clusterNodes, role);
   const options: RedisOptions = roleOptions(role);
-  return new Redis(url, options);
+  return new Redis(target.url, options);
+}
+
+/**
+ * The key prefix of one queue's BullMQ keys. On one server it is QUEUE_PREFIX, the layout existing
+ * deployments have. On a Redis Cluster every multi-key script of BullMQ needs all of a queue's keys
+ * in one slot, so the prefix is a hash tag naming the queue, `{QUEUE_PREFIX:queue}`: a queue's keys
+ * share a slot, and different queues land on different slots, spread over the primaries.
+ */
+export function queuePrefix(config: { redis: RedisTarget; queuePrefix: string }, queue: string): string {
+  return 'clusterNodes' in config.redis ? `{${config.queuePrefix}:${queue}}` : config.queuePrefix;
+}
+
+/** What a BullMQ object built by `withBullConnection` has: a close that we extend. */
+interface Closable {
+  close(...args: never[]): Promise<void>;
+}
+
+/**
+ * Builds a BullMQ object (Queue, Worker, QueueEvents, FlowProducer) on its own connection. On one
+ * server BullMQ gets connection settings and creates (and closes) its connections itself. BullMQ
+ * cannot create a Cluster from settings, so on a cluster it gets a client made here (which it
+ * duplicates for its blocking reads) and the object's close quits that client afterwards.
+ */
+export function withBullConnection<T extends Closable>(
+  target: RedisTarget,
+  role: RedisRole,
+  make: (connection: ConnectionOptions) => T,
+  /** Settings of a one-server connection beyond the role's (a cluster reconnects by its own strategy). */
+  extra: { retryStrategy?: (times: number) => number } = {},
+): T {
+  if (!('clusterNodes' in target)) return make({ url: target.url, ...roleOptions(role), ...extra });
+  const cluster = createCluster(target.clusterNodes, role);
+  // BullMQ reports the connection's errors as the object's own 'error' events; none may go unheard
+  // between its close and ours.
+  cluster.on('error', () => undefined);
+  const made = make(cluster);
+  const closable = made as unknown as { close: (...args: unknown[]) => Promise<void> };
+  const close = closable.close.bind(made);
+  closable.close = async (...args: unknown[]) => {
+    try {
+      await close(...args);
+    } finally {
+      cluster.disconnect();
+    }
+  };
+  return made;
 }

@@ -27,6 +27,10 @@ const MESSAGES = [
   /Connection is closed/i, // ioredis
   /Reached the max retries per request limit/i, // ioredis MaxRetriesPerRequestError
   /Stream isn't writeable/i, // ioredis with enableOfflineQueue off
+  /Cluster isn't ready/i, // ioredis Cluster without a slot map, offline queue off
+  /None of startup nodes is available/i, // ioredis Cluster: no seed answers
+  /Failed to refresh slots cache/i,
+  /^CLUSTERDOWN/, // a Redis Cluster with slots not served
   /getaddrinfo/i,
 ];
 

@@ -1,7 +1,7 @@
 import { Job, Queue, QueueEvents } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from '../../infra/logger';
-import type { AppConfig } from '../../infra/config/load-config';
+import type { AppConfig, RedisTarget } from '../../infra/config/load-config';
+import { queuePrefix, withBullConnection, type RedisClient } from '../../infra/redis';
 import type { Command, CommandResult } from '../../domain/commands/command';
 import { conflict, tooManyRequests } from '../../domain/errors/domain-error';
 import { admitCommand, settleCommand } from '../../infra/pending-commands';
@@ -70,9 +70,13 @@ export interface CommandBus {
 
 export interface CommandBusOptions {
   /** The API's producer connection (fails fast while Redis is down). */
-  redis: Redis;
-  redisUrl: string;
+  redis: RedisClient;
+  /** Where Redis is: QueueEvents gets a connection of its own there. */
+  redisTarget: RedisTarget;
+  /** QUEUE_PREFIX, the prefix of the pending-command counts. */
   prefix: string;
+  /** The commands queue's BullMQ prefix (hash-tagged on a Redis Cluster). */
+  queuePrefix: string;
   logger: Logger;
   /** COMMAND_SIGNING_KEY: every command is signed with it (workers refuse what does not verify). */
   signingKey: string;
@@ -86,11 +90,12 @@ type Outcome = Dispatched<CommandResult | BatchResult>;
 const POLL_INTERVAL_MS = 1000;
 
 /** The bus of an API built from its configuration (api/main.ts and the test stack alike). */
-export function commandBusOptionsOf(config: AppConfig, redis: Redis, logger: Logger): CommandBusOptions {
+export function commandBusOptionsOf(config: AppConfig, redis: RedisClient, logger: Logger): CommandBusOptions {
   return {
     redis,
-    redisUrl: config.redisUrl,
+    redisTarget: config.redis,
     prefix: config.queuePrefix,
+    queuePrefix: queuePrefix(config, QUEUE.commands),
     logger,
     signingKey: config.commandSigningKey,
     maxPendingPerSubject: config.limits.maxPendingCommandsPerSubject,
@@ -99,13 +104,15 @@ export function commandBusOptionsOf(config: AppConfig, redis: Redis, logger: Log
 
 export async function createCommandBus(options: CommandBusOptions): Promise<CommandBus> {
   const { logger } = options;
-  const queue = new Queue(QUEUE.commands, { connection: options.redis, prefix: options.prefix });
+  const queue = new Queue(QUEUE.commands, { connection: options.redis, prefix: options.queuePrefix });
   queue.on('error', (err) => logger.warn({ err: err.message }, 'command queue error'));
-  const events = new QueueEvents(QUEUE.commands, {
-    // A connection of its own (blocking reads); reconnects within 2 s once Redis is back.
-    connection: { url: options.redisUrl, retryStrategy: (times: number) => Math.min(times * 200, 2000) },
-    prefix: options.prefix,
-  });
+  // A connection of its own (blocking reads); reconnects within 2 s once Redis is back.
+  const events = withBullConnection(
+    options.redisTarget,
+    'worker',
+    (connection) => new QueueEvents(QUEUE.commands, { connection, prefix: options.queuePrefix }),
+    { retryStrategy: (times: number) => Math.min(times * 200, 2000) },
+  );
   events.setMaxListeners(0);
   events.on('error', (err) => logger.warn({ err: err.message }, 'command events error'));
 

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { Knex } from 'knex';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../infra/redis';
 import { unavailable } from '../../domain/errors/domain-error';
 import type { ReplicaSet } from '../../db/replicas/replica-set';
 
@@ -25,7 +25,7 @@ export const READINESS_CACHE_MS = 1000;
  * Liveness says the process answers; readiness says both stores answer too, and shows each
  * replica's state and lag (DESIGN §14). No auth on either.
  */
-export function healthRoutes(knex: Knex, redis: Redis, replicas?: ReplicaSet): Router {
+export function healthRoutes(knex: Knex, redis: RedisClient, replicas?: ReplicaSet): Router {
   const router = Router();
   let cached: { at: number; checks: Promise<Readiness> } | undefined;
   const readiness = (): Promise<Readiness> => {

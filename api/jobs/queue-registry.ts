@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../infra/redis';
 import type { Logger } from '../../infra/logger';
 import { ALL_QUEUES, type QueueName } from '../../domain/queues/queue-contracts';
 
@@ -19,10 +19,14 @@ export function isQueueName(name: string): name is QueueName {
   return (ALL_QUEUES as readonly string[]).includes(name);
 }
 
-export function createQueueRegistry(connection: Redis, prefix: string, logger: Logger): QueueRegistry {
+export function createQueueRegistry(
+  connection: RedisClient,
+  prefixOf: (queue: QueueName) => string,
+  logger: Logger,
+): QueueRegistry {
   const queues = new Map<QueueName, Queue>(
     ALL_QUEUES.map((name) => {
-      const queue = new Queue(name, { connection, prefix });
+      const queue = new Queue(name, { connection, prefix: prefixOf(name) });
       // Without a listener BullMQ prints connection errors to stderr; /Jobs answers 503 meanwhile.
       queue.on('error', (err) => logger.debug({ queue: name, err: err.message }, 'queue connection error'));
       return [name, queue];

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../infra/redis';
 
 /**
  * At most `max` exports per subject at once across every API process (DESIGN §13). Each running
@@ -28,7 +28,7 @@ export interface ExportSlots {
 }
 
 export function exportSlots(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   max: number,
   onStoreError: (err: unknown) => void,

@@ -1,10 +1,10 @@
 import type { RequestHandler } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../infra/redis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { tooManyRequests } from '../../domain/errors/domain-error';
 
 export interface RateLimitOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** Requests per subject per minute; 0 turns the limiter off. */
   perMinute: number;
   /** Key prefix: the deployment's queue prefix, so every API process of it shares one budget. */

@@ -71,6 +71,24 @@ const databaseUrls = makeValidator<string>((raw) => {
   return items.join(',');
 });
 
+/** Comma-separated host:port seeds of a Redis Cluster (empty: none); each must name a port. */
+const hostPorts = makeValidator<string>((raw) => {
+  const items = commaItems(raw);
+  for (const item of items) {
+    const match = /^(.+):(\d{1,5})$/.exec(item);
+    if (!match || Number(match[2]) < 1 || Number(match[2]) > 65535 || /[\s/]/.test(match[1]!)) {
+      throw new EnvError(`must be comma-separated host:port seeds like redis-1:6379, not '${item}'`);
+    }
+  }
+  return items.join(',');
+});
+
+/** QUEUE_PREFIX: braces would move the Redis Cluster hash tag the queue prefixes rely on. */
+const queuePrefix = makeValidator<string>((raw) => {
+  if (raw === '' || /[{}]/.test(raw)) throw new EnvError('must be a non-empty prefix without `{` or `}`');
+  return raw;
+});
+
 const nonNegative = integer(0);
 const positive = integer(1);
 
@@ -93,8 +111,18 @@ export const ENVIRONMENT = {
     default: 2000,
     desc: 'replicas further behind are skipped by reads without a token (the primary serves when none is within)',
   }),
-  REDIS_URL: str({ desc: 'Redis, used only by BullMQ and the limits; must run with maxmemory-policy noeviction' }),
-  QUEUE_PREFIX: str({ default: 'emapi', desc: 'prefix of every BullMQ key: lets deployments share a Redis' }),
+  REDIS_URL: str({
+    default: '',
+    desc: 'Redis, used only by BullMQ and the limits; must run with maxmemory-policy noeviction. Exactly one of REDIS_URL and REDIS_CLUSTER_NODES',
+  }),
+  REDIS_CLUSTER_NODES: hostPorts({
+    default: '',
+    desc: "a Redis Cluster instead of REDIS_URL: comma-separated host:port seeds (any of its primaries); each queue's keys are hash-tagged `{QUEUE_PREFIX:queue}` so they share a slot",
+  }),
+  QUEUE_PREFIX: queuePrefix({
+    default: 'emapi',
+    desc: 'prefix of every BullMQ key: lets deployments share a Redis (no `{` or `}`)',
+  }),
   NODE_ENV: str({ default: '', desc: '`production` refuses mock authentication; `test` lowers the default log level' }),
   LOG_LEVEL: str({
     default: '',

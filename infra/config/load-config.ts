@@ -19,12 +19,18 @@ export interface AuthConfig {
   rolesClaim: string;
 }
 
+/**
+ * Where the service's Redis is (DESIGN §14): one server by URL, or a Redis Cluster by its seed nodes.
+ * infra/redis.ts turns either into connections and queue prefixes.
+ */
+export type RedisTarget = { url: string } | { clusterNodes: { host: string; port: number }[] };
+
 export interface AppConfig {
   port: number;
   databaseUrl: string;
   /** Hot standbys the API reads from (DESIGN §14): none, one or several. */
   replicas: { urls: string[]; waitMs: number; maxLagMs: number };
-  redisUrl: string;
+  redis: RedisTarget;
   /** Prefix of every BullMQ key: lets several deployments (or test files) share one Redis. */
   queuePrefix: string;
   production: boolean;
@@ -135,7 +141,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       waitMs: e.REPLICA_WAIT_MS,
       maxLagMs: e.REPLICA_MAX_LAG_MS,
     },
-    redisUrl: e.REDIS_URL,
+    redis: redisTargetOf(e.REDIS_URL, e.REDIS_CLUSTER_NODES),
     queuePrefix: e.QUEUE_PREFIX,
     production,
     logLevel: e.LOG_LEVEL || (e.NODE_ENV === 'test' ? 'warn' : 'info'),
@@ -184,6 +190,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       commandLogMs: Math.round(e.COMMAND_LOG_RETENTION_HOURS * 3600_000),
       intervalMs: e.RETENTION_INTERVAL_MS,
     },
+  };
+}
+
+/** Exactly one of REDIS_URL and REDIS_CLUSTER_NODES (already validated as host:port items). */
+function redisTargetOf(url: string, clusterNodes: string): RedisTarget {
+  if ((url === '') === (clusterNodes === '')) {
+    throw new ConfigError('set exactly one of REDIS_URL (one Redis) and REDIS_CLUSTER_NODES (a Redis Cluster)');
+  }
+  if (url !== '') return { url };
+  return {
+    clusterNodes: clusterNodes.split(',').map((seed) => {
+      const colon = seed.lastIndexOf(':');
+      return { host: seed.slice(0, colon), port: Number(seed.slice(colon + 1)) };
+    }),
   };
 }
 

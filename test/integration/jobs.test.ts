@@ -1,7 +1,6 @@
 import test from 'ava';
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { createRedis } from '../../infra/redis';
+import { createRedis, queuePrefix, type RedisClient } from '../../infra/redis';
 import { REBUILD_VIEWS_JOB } from '../../domain/queues/queue-contracts';
 import { startStack, type Stack } from '../support/stack';
 import type { JobEntry } from '../../api/jobs/job-entry';
@@ -14,13 +13,13 @@ import type { JobEntry } from '../../api/jobs/job-entry';
 type Entry = JobEntry;
 
 let stack: Stack;
-let connection: Redis;
+let connection: RedisClient;
 const queues: Queue[] = [];
 const workers: Worker[] = [];
 
 test.before(async () => {
   stack = await startStack({ workers: [] });
-  connection = createRedis(process.env.REDIS_URL!, 'worker');
+  connection = createRedis(stack.config.redis, 'worker');
 });
 test.after.always(async () => {
   await Promise.allSettled([...workers, ...queues].map((q) => q.close()));
@@ -29,14 +28,14 @@ test.after.always(async () => {
 });
 
 function queue(name: string): Queue {
-  const q = new Queue(name, { connection, prefix: stack.config.queuePrefix });
+  const q = new Queue(name, { connection, prefix: queuePrefix(stack.config, name) });
   queues.push(q);
   return q;
 }
 
 /** A worker that runs nothing by itself: the test takes jobs and finishes them explicitly. */
 function manualWorker(name: string): Worker {
-  const w = new Worker(name, null, { connection, prefix: stack.config.queuePrefix, autorun: false });
+  const w = new Worker(name, null, { connection, prefix: queuePrefix(stack.config, name), autorun: false });
   workers.push(w);
   return w;
 }

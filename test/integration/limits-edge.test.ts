@@ -1,10 +1,10 @@
 import test from 'ava';
 import net from 'node:net';
-import { Queue } from 'bullmq';
-import { bullConnection, createRedis } from '../../infra/redis';
+import type { Queue } from 'bullmq';
+import { createRedis } from '../../infra/redis';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { parseCsv } from '../support/csv';
-import { eventually } from '../support/queues';
+import { eventually, testQueue } from '../support/queues';
 import { startStack, type Stack } from '../support/stack';
 import { uniqueQueuePrefix } from '../support/test-database';
 
@@ -22,10 +22,7 @@ test.after.always(async () => {
 });
 
 function commandsQueue(s: Stack): Queue {
-  return new Queue(QUEUE.commands, {
-    connection: bullConnection(s.config.redisUrl, 'worker'),
-    prefix: s.config.queuePrefix,
-  });
+  return testQueue(s.config, QUEUE.commands);
 }
 
 test('Bull Board is read-only by default: job actions are refused and change nothing', async (t) => {
@@ -127,7 +124,7 @@ test('RATE_LIMIT_PER_MINUTE is one budget per subject across API processes: 429 
 test.serial(
   'MAX_EXPORTS_PER_SUBJECT: a third export at once is a 429; a slot left by a dead process frees itself',
   async (t) => {
-    const redis = createRedis(stack.config.redisUrl, 'worker');
+    const redis = createRedis(stack.config.redis, 'worker');
     t.teardown(() => redis.quit());
     const key = `${stack.config.queuePrefix}:exports:mock-user`;
     // Two exports running elsewhere (fresh heartbeats).
@@ -152,7 +149,7 @@ test.serial(
     await stack.knex.raw(
       `insert into companies (name, registration_number) select 'Stalled export company ' || g || ' ' || repeat('x', 120), 'R' || g from generate_series(1, 120000) g`,
     );
-    const redis = createRedis(stack.config.redisUrl, 'worker');
+    const redis = createRedis(stack.config.redis, 'worker');
     t.teardown(() => redis.quit());
     const key = `${stack.config.queuePrefix}:exports:mock-user`;
     const { port } = new URL(stack.baseUrl);

@@ -1,14 +1,12 @@
 import test from 'ava';
-import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
-import { bullConnection } from '../../infra/redis';
 import { signCommand } from '../../domain/commands/command-signature';
 import { idempotentCommandId } from '../../domain/writes/command-ids';
 import type { Command } from '../../domain/commands/command';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { startCommandWorker } from '../../workers/commands/command-worker';
 import { CuttableProxy } from '../support/cuttable-proxy';
-import { TestQueues, eventually } from '../support/queues';
+import { TestQueues, eventually, testQueue } from '../support/queues';
 import { startStack, type Stack } from '../support/stack';
 import { assertProblem, create, patch, read } from '../support/writes';
 
@@ -216,10 +214,7 @@ test.serial('MAX_PENDING_COMMANDS_PER_SUBJECT: commands beyond it are 429 before
   t.is(over.status, 429, over.text);
   t.is(over.headers.get('retry-after'), '1');
   t.regex((over.body as { detail: string }).detail, /MAX_PENDING_COMMANDS_PER_SUBJECT/);
-  const queue = new Queue(QUEUE.commands, {
-    connection: bullConnection(limited.config.redisUrl, 'worker'),
-    prefix: limited.config.queuePrefix,
-  });
+  const queue = testQueue(limited.config, QUEUE.commands);
   t.teardown(() => queue.close());
   t.is(await queue.count(), 3, 'the refused command was never queued');
   // A worker takes them: the subject may send again.

@@ -271,9 +271,10 @@ for (const processes of [1, 2]) {
 test('a store that is down leaves its sample out and the scrape still answers', async (t) => {
   const logger = createLogger('metrics-test', 'silent');
   const knex = createKnex('postgres://postgres@127.0.0.1:1/nothing', 1, logger);
-  const redis = createRedis('redis://127.0.0.1:1', 'producer');
+  const redis = createRedis({ url: 'redis://127.0.0.1:1' }, 'producer');
   redis.on('error', () => undefined);
-  const queues = createQueueRegistry(redis, uniqueQueuePrefix(), logger);
+  const prefix = uniqueQueuePrefix();
+  const queues = createQueueRegistry(redis, () => prefix, logger);
   t.teardown(async () => {
     await queues.close();
     await knex.destroy();

@@ -1,9 +1,7 @@
 import test from 'ava';
-import { Queue } from 'bullmq';
-import { bullConnection } from '../../infra/redis';
 import { PRUNE_RETENTION_JOB, QUEUE } from '../../domain/queues/queue-contracts';
 import { startCommandWorker } from '../../workers/commands/command-worker';
-import { eventually } from '../support/queues';
+import { eventually, testQueue } from '../support/queues';
 import { startStack, type Stack } from '../support/stack';
 
 /**
@@ -59,10 +57,7 @@ test('every row older than its window goes in one run, several batches deep; new
 });
 
 test('one job scheduler for the whole deployment, visible in /Jobs as the maintenance queue', async (t) => {
-  const queue = new Queue(QUEUE.maintenance, {
-    connection: bullConnection(stack.config.redisUrl, 'worker'),
-    prefix: stack.config.queuePrefix,
-  });
+  const queue = testQueue(stack.config, QUEUE.maintenance);
   t.teardown(() => queue.close());
   const schedulers = await queue.getJobSchedulers();
   t.deepEqual(

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import test from 'ava';
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
+import { testQueue } from '../support/queues';
 import type { DomainEvent } from '../../domain/events/domain-event';
-import { bullConnection } from '../../infra/redis';
 import { EVENT_BURST_JOB, QUEUE } from '../../domain/queues/queue-contracts';
 import type { EventBurstData } from '../../domain/queues/job-registry';
 import { startCommandWorker } from '../../workers/commands/command-worker';
@@ -19,13 +19,7 @@ let stack: Stack;
 let queues: Queue[];
 test.before(async () => {
   stack = await startStack({ workers: [(config) => startCommandWorker(config, { outboxSweepIntervalMs: 100 })] });
-  queues = [QUEUE.views, QUEUE.notifications].map(
-    (name) =>
-      new Queue(name, {
-        connection: bullConnection(stack.config.redisUrl, 'worker'),
-        prefix: stack.config.queuePrefix,
-      }),
-  );
+  queues = [QUEUE.views, QUEUE.notifications].map((name) => testQueue(stack.config, name));
 });
 test.after.always(async () => {
   await Promise.allSettled(queues.map((q) => q.close()));

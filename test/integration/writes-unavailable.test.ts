@@ -1,6 +1,5 @@
 import test from 'ava';
-import { Queue } from 'bullmq';
-import { bullConnection } from '../../infra/redis';
+import { testQueue } from '../support/queues';
 import { encodeId } from '../../domain/ids/id-codec';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { startCommandWorker } from '../../workers/commands/command-worker';
@@ -69,10 +68,7 @@ test.serial('503 while Redis is unreachable, nothing enqueued; writes work again
 test.serial(
   'a connection lost while the job is on its way: a 503 that says it may still be applied, and it is',
   async (t) => {
-    const direct = new Queue(QUEUE.commands, {
-      connection: bullConnection(process.env.REDIS_URL!, 'worker'),
-      prefix: stack.config.queuePrefix,
-    });
+    const direct = testQueue({ ...stack.config, redis: { url: process.env.REDIS_URL! } }, QUEUE.commands);
     t.teardown(() => direct.close());
     await waitFor(
       async () => (await stack.request('POST', '/Companies', { body: { Name: 'Warm' } })).status === 201,

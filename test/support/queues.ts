@@ -5,7 +5,16 @@ import { encodeId } from '../../domain/ids/id-codec';
 import { eventName, type DomainEvent, type EventVerb } from '../../domain/events/domain-event';
 import { JOBS, eventBurstJob, eventJob, type EventBurstData } from '../../domain/queues/job-registry';
 import type { QueueName } from '../../domain/queues/queue-contracts';
-import { bullConnection } from '../../infra/redis';
+import { createRedis, queuePrefix, withBullConnection } from '../../infra/redis';
+
+/** A queue of a test stack on a connection of its own (one Redis or the cluster), as the service makes it. */
+export function testQueue(config: AppConfig, name: QueueName): Queue {
+  return withBullConnection(
+    config.redis,
+    'worker',
+    (connection) => new Queue(name, { connection, prefix: queuePrefix(config, name) }),
+  );
+}
 
 /** Real BullMQ queues of a test stack, for publishing jobs the way the relay and the API do. */
 export class TestQueues {
@@ -17,22 +26,35 @@ export class TestQueues {
   queue(name: QueueName): Queue {
     let q = this.queues.get(name);
     if (!q) {
-      q = new Queue(name, {
-        connection: bullConnection(this.config.redisUrl, 'worker'),
-        prefix: this.config.queuePrefix,
-      });
+      q = testQueue(this.config, name);
       this.queues.set(name, q);
     }
     return q;
   }
 
+  /**
+   * The queue's events reader. It reads on from the stream's last entry as it is now: BullMQ's
+   * default (`$`, "from whenever my first read arrives") would miss events written between
+   * `waitUntilReady` and its first blocking read, a window that is wider on a Redis Cluster.
+   */
   async queueEvents(name: QueueName): Promise<QueueEvents> {
     let e = this.events.get(name);
     if (!e) {
-      e = new QueueEvents(name, {
-        connection: bullConnection(this.config.redisUrl, 'worker'),
-        prefix: this.config.queuePrefix,
-      });
+      const config = this.config;
+      const prefix = queuePrefix(config, name);
+      const reader = createRedis(config.redis, 'worker');
+      let lastEventId: string;
+      try {
+        const [last] = await reader.xrevrange(`${prefix}:${name}:events`, '+', '-', 'COUNT', 1);
+        lastEventId = last?.[0] ?? '0-0';
+      } finally {
+        reader.disconnect();
+      }
+      e = withBullConnection(
+        config.redis,
+        'worker',
+        (connection) => new QueueEvents(name, { connection, prefix, lastEventId }),
+      );
       await e.waitUntilReady();
       this.events.set(name, e);
     }

@@ -4,7 +4,8 @@ import type { Knex } from 'knex';
 import type { DestinationStream } from 'pino';
 import { createApiRuntime } from '../../api/api-runtime';
 import { startCommandWorker } from '../../workers/commands/command-worker';
-import { loadConfig, type AppConfig } from '../../infra/config/load-config';
+import { loadConfig, type AppConfig, type RedisTarget } from '../../infra/config/load-config';
+import { startRedisCluster, type RedisCluster } from './redis-cluster';
 import { createLogger } from '../../infra/logger';
 import { createTestDatabase, uniqueQueuePrefix, type TestDatabase } from './test-database';
 import { startViewsWorker } from '../../workers/views/views-worker';
@@ -81,11 +82,18 @@ export function workerProcessEnv(stack: Stack, extra: Record<string, string> = {
     PATH: process.env.PATH,
     NODE_ENV: 'test',
     DATABASE_URL: stack.config.databaseUrl,
-    REDIS_URL: stack.config.redisUrl,
+    ...redisEnv(stack.config.redis),
     QUEUE_PREFIX: stack.config.queuePrefix,
     COMMAND_SIGNING_KEY: stack.config.commandSigningKey,
     ...extra,
   };
+}
+
+/** The settings naming `target`, for a process started on the same Redis (one server or a cluster). */
+function redisEnv(target: RedisTarget): Record<string, string> {
+  return 'url' in target
+    ? { REDIS_URL: target.url }
+    : { REDIS_CLUSTER_NODES: target.clusterNodes.map(({ host, port }) => `${host}:${port}`).join(',') };
 }
 
 /** The key `npm test` exports, so processes the tests spawn verify what the in-process API signs. */
@@ -95,10 +103,36 @@ export function testSigningKey(): string {
   return key;
 }
 
+/**
+ * TEST_ON_REDIS_CLUSTER=1 runs every stack of a test file on a Redis Cluster (DESIGN §14) instead of
+ * the suite's Redis: one three-node cluster per file (test/support/redis-cluster.ts), started by its
+ * first stack and stopped when its last stack closes.
+ */
+const fileCluster = (() => {
+  let cluster: Promise<RedisCluster> | undefined;
+  let users = 0;
+  return {
+    async acquire(): Promise<string> {
+      users += 1;
+      cluster ??= startRedisCluster();
+      return (await cluster).seeds;
+    },
+    async release(): Promise<void> {
+      users -= 1;
+      if (users > 0 || !cluster) return;
+      const stopping = cluster;
+      cluster = undefined;
+      await (await stopping).stop();
+    },
+  };
+})();
+
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const db: TestDatabase = await createTestDatabase();
   const redisUrl = process.env.REDIS_URL;
   if (!redisUrl) throw new Error('REDIS_URL is not set: run the suite with `npm test`');
+  const onCluster = !options.env?.REDIS_CLUSTER_NODES && process.env.TEST_ON_REDIS_CLUSTER === '1';
+  const clusterNodes = options.env?.REDIS_CLUSTER_NODES ?? (onCluster ? await fileCluster.acquire() : undefined);
   // Listening first, so settings that name the API's own origin can be given to its config.
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -107,7 +141,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const config = loadConfig({
     NODE_ENV: 'test',
     DATABASE_URL: options.databaseUrl ? options.databaseUrl(db.url) : db.url,
-    REDIS_URL: redisUrl,
+    // On a Redis Cluster REDIS_CLUSTER_NODES instead (exactly one of the two).
+    ...(clusterNodes ? { REDIS_URL: '', REDIS_CLUSTER_NODES: clusterNodes } : { REDIS_URL: redisUrl }),
     QUEUE_PREFIX: uniqueQueuePrefix(),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     PORT: '0',
@@ -158,6 +193,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       server.closeAllConnections();
       await runtime.close();
       await db.drop();
+      if (onCluster) await fileCluster.release();
     },
   };
 }

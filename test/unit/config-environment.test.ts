@@ -8,7 +8,9 @@ import {
   TRACING_ENVIRONMENT,
   environmentTable,
 } from '../../infra/config/environment';
+import fc from 'fast-check';
 import { loadConfig } from '../../infra/config/load-config';
+import { queuePrefix } from '../../infra/redis';
 
 const root = path.resolve(__dirname, '../../..');
 const base = { DATABASE_URL: 'postgres://x/y', REDIS_URL: 'redis://x', COMMAND_SIGNING_KEY: 'k'.repeat(32) };
@@ -124,4 +126,68 @@ test('DATABASE_REPLICA_URLS: comma-separated postgres URLs, trimmed; anything el
     t.throws(() => urls(bad), { message: /DATABASE_REPLICA_URLS/ }, bad);
   }
   t.deepEqual(loadConfig(base).replicas, { urls: [], waitMs: 250, maxLagMs: 2000 });
+});
+
+test('REDIS_CLUSTER_NODES: host:port seeds instead of REDIS_URL, exactly one of the two', (t) => {
+  const { REDIS_URL: _url, ...noRedis } = base;
+  const nodes = (value: string) => loadConfig({ ...noRedis, REDIS_CLUSTER_NODES: value }).redis;
+  t.deepEqual(loadConfig(base).redis, { url: 'redis://x' });
+  t.deepEqual(nodes(' redis-1:6379 , 10.0.0.2:7000,'), {
+    clusterNodes: [
+      { host: 'redis-1', port: 6379 },
+      { host: '10.0.0.2', port: 7000 },
+    ],
+  });
+  for (const bad of ['redis-1', 'redis://a:6379', 'a:0', 'a:65536', 'a:b', ':6379', 'a b:1']) {
+    t.throws(() => nodes(bad), { instanceOf: ConfigError, message: /REDIS_CLUSTER_NODES/ }, bad);
+  }
+  t.throws(() => loadConfig({ ...base, REDIS_CLUSTER_NODES: 'a:1' }), { message: /exactly one of REDIS_URL/ });
+  t.throws(() => loadConfig(noRedis), { message: /exactly one of REDIS_URL/ });
+});
+
+test('QUEUE_PREFIX without braces (they would move the cluster hash tag); queue prefixes per kind of Redis', (t) => {
+  t.throws(() => loadConfig({ ...base, QUEUE_PREFIX: 'a{b}' }), { message: /QUEUE_PREFIX/ });
+  const one = loadConfig({ ...base, QUEUE_PREFIX: 'app' });
+  t.is(queuePrefix(one, 'commands'), 'app', 'one Redis: the layout existing deployments have');
+  const { REDIS_URL: _url, ...noRedis } = base;
+  const clustered = loadConfig({ ...noRedis, REDIS_CLUSTER_NODES: 'a:1', QUEUE_PREFIX: 'app' });
+  t.is(queuePrefix(clustered, 'commands'), '{app:commands}');
+  t.is(queuePrefix(clustered, 'views'), '{app:views}');
+});
+
+test('REDIS_CLUSTER_NODES: any text is either refused with a ConfigError or read back item by item', (t) => {
+  const { REDIS_URL: _url, ...noRedis } = base;
+  const seed = fc.tuple(
+    fc.oneof(fc.domain(), fc.ipV4(), fc.string({ maxLength: 12 })),
+    fc.oneof(fc.integer({ min: -5, max: 70_000 }).map(String), fc.string({ maxLength: 6 })),
+  );
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.array(seed, { maxLength: 4 }).map((seeds) => seeds.map(([host, port]) => `${host}:${port}`).join(',')),
+        fc.string({ maxLength: 40 }),
+      ),
+      (value) => {
+        let redis;
+        try {
+          redis = loadConfig({ ...noRedis, REDIS_CLUSTER_NODES: value }).redis;
+        } catch (err) {
+          return err instanceof ConfigError;
+        }
+        const items = value
+          .split(',')
+          .map((item) => item.trim())
+          .filter(Boolean);
+        return (
+          'clusterNodes' in redis &&
+          redis.clusterNodes.length === items.length &&
+          redis.clusterNodes.every(
+            ({ host, port }, i) =>
+              `${host}:${port}` === items[i]!.replace(/:0*(\d+)$/, ':$1') && port >= 1 && port <= 65535,
+          )
+        );
+      },
+    ),
+  );
+  t.pass();
 });

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../infra/redis';
 import type { Answer } from '../../domain/responses/answer';
 import type { Logger } from '../../infra/logger';
 
@@ -21,7 +21,7 @@ export interface BatchJournal {
   clear(batchId: string, log?: Logger): Promise<void>;
 }
 
-export function redisBatchJournal(redis: Redis, prefix: string, logger: Logger): BatchJournal {
+export function redisBatchJournal(redis: RedisClient, prefix: string, logger: Logger): BatchJournal {
   const key = (batchId: string) => `${prefix}:batch-journal:${batchId}`;
   const bestEffort = async (what: string, batchId: string, log: Logger | undefined, work: () => Promise<unknown>) => {
     try {

@@ -78,12 +78,12 @@ export async function startCommandWorker(
   const logger = options.logger ?? createLogger('commands', config.logLevel);
   const metrics = options.metrics ?? new Registry();
   const knex = createKnex(config.databaseUrl, config.dbPoolMax, logger);
-  const redis = createRedis(config.redisUrl, 'worker');
+  const redis = createRedis(config.redis, 'worker');
   redis.on('error', (err) => logger.debug({ err: err.message }, 'redis connection error'));
   const publisher = new OutboxPublisher({
     knex,
-    redisUrl: config.redisUrl,
-    prefix: config.queuePrefix,
+    redis: config.redis,
+    queuePrefix: config.queuePrefix,
     logger,
     publishWindowMs: config.eventPublishWindowMs,
   });
@@ -201,8 +201,8 @@ export async function startCommandWorker(
   };
   const worker = createQueueWorker({
     queue: QUEUE.commands,
-    redisUrl: config.redisUrl,
-    prefix: config.queuePrefix,
+    redis: config.redis,
+    queuePrefix: config.queuePrefix,
     concurrency: config.workerConcurrency,
     logger,
     handlers: {

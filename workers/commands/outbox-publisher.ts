@@ -2,7 +2,8 @@ import { Queue } from 'bullmq';
 import type { Knex } from 'knex';
 import { markEventsPublished } from '../../db/commands/outbox';
 import type { Logger } from '../../infra/logger';
-import { bullConnection } from '../../infra/redis';
+import { queuePrefix, withBullConnection } from '../../infra/redis';
+import type { RedisTarget } from '../../infra/config/load-config';
 import type { DomainEvent } from '../../domain/events/domain-event';
 import { EVENT_BURST_MAX, JOBS, eventBurstJob } from '../../domain/queues/job-registry';
 import type { WriteOrigin } from '../../domain/commands/write-origin';
@@ -20,8 +21,9 @@ const MARK_DELAY_MS = 100;
 
 export interface OutboxPublisherOptions {
   knex: Knex;
-  redisUrl: string;
-  prefix: string;
+  /** Where Redis is, and QUEUE_PREFIX (each queue's BullMQ prefix follows `queuePrefix`). */
+  redis: RedisTarget;
+  queuePrefix: string;
   logger: Logger;
   /** See AppConfig.eventPublishWindowMs: 0 publishes right after each completion. */
   publishWindowMs?: number;
@@ -51,10 +53,11 @@ export class OutboxPublisher {
     this.publishWindowMs = options.publishWindowMs ?? 0;
     this.queues = JOBS.eventBurst.queues.map((name) => {
       // Producer connections fail fast while Redis is down: the rows stay unpublished for the sweep.
-      const queue = new Queue(name, {
-        connection: bullConnection(options.redisUrl, 'producer'),
-        prefix: options.prefix,
-      });
+      const queue = withBullConnection(
+        options.redis,
+        'producer',
+        (connection) => new Queue(name, { connection, prefix: queuePrefix(options, name) }),
+      );
       queue.on('error', (err) => options.logger.debug({ queue: name, err: err.message }, 'event queue error'));
       return queue;
     });

@@ -4,7 +4,7 @@ import { COMMAND_LOG_RETENTION } from '../../db/commands/command-log';
 import { OUTBOX_RETENTION } from '../../db/commands/outbox';
 import { pruneUntilDone } from '../../db/commands/retention';
 import type { Logger } from '../../infra/logger';
-import { bullConnection } from '../../infra/redis';
+import { queuePrefix, withBullConnection } from '../../infra/redis';
 import type { AppConfig } from '../../infra/config/load-config';
 import { pruneRetentionSchedule } from '../../domain/queues/job-registry';
 import { QUEUE } from '../../domain/queues/queue-contracts';
@@ -21,18 +21,19 @@ export async function startRetentionWorker(
   knex: Knex,
   logger: Logger,
 ): Promise<{ close(): Promise<void> }> {
-  const queue = new Queue(QUEUE.maintenance, {
-    connection: bullConnection(config.redisUrl, 'worker'),
-    prefix: config.queuePrefix,
-  });
+  const queue = withBullConnection(
+    config.redis,
+    'worker',
+    (connection) => new Queue(QUEUE.maintenance, { connection, prefix: queuePrefix(config, QUEUE.maintenance) }),
+  );
   queue.on('error', (err) => logger.debug({ queue: QUEUE.maintenance, err: err.message }, 'queue connection error'));
   const schedule = pruneRetentionSchedule(config.retention.intervalMs);
   await queue.upsertJobScheduler(schedule.schedulerId, schedule.repeat, schedule.template);
   const budgetMs = Math.max(1000, Math.floor(config.retention.intervalMs / 2));
   const worker = createQueueWorker({
     queue: QUEUE.maintenance,
-    redisUrl: config.redisUrl,
-    prefix: config.queuePrefix,
+    redis: config.redis,
+    queuePrefix: config.queuePrefix,
     concurrency: 1,
     logger,
     handlers: {

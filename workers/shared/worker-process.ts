@@ -1,11 +1,11 @@
 import { Worker } from 'bullmq';
-import { bullConnection } from '../../infra/redis';
+import { queuePrefix, withBullConnection } from '../../infra/redis';
 import { isClusterPrimary, processCount, runClusterPrimary } from '../../infra/cluster-primary';
 import type { Knex } from 'knex';
 import { createKnex } from '../../db/knex';
 import { createLogger, type Logger } from '../../infra/logger';
 import { exitOnSignals } from '../../infra/shutdown';
-import type { AppConfig } from '../../infra/config/load-config';
+import type { AppConfig, RedisTarget } from '../../infra/config/load-config';
 import { loadConfig } from '../../infra/config/load-config';
 import { JobDispatcher, type JobHandlers } from './job-dispatcher';
 import { requestFieldsOfJob } from './write-origins';
@@ -114,8 +114,8 @@ export async function startQueueWorker<Q extends QueueName>(
   try {
     worker = createQueueWorker({
       queue,
-      redisUrl: config.redisUrl,
-      prefix: config.queuePrefix,
+      redis: config.redis,
+      queuePrefix: config.queuePrefix,
       concurrency: config.workerConcurrency,
       stalledRecovery: config.stalledRecovery,
       logger: ctx.logger,
@@ -137,8 +137,9 @@ export async function startQueueWorker<Q extends QueueName>(
 
 export interface RunWorkerOptions<Q extends QueueName> {
   queue: Q;
-  redisUrl: string;
-  prefix: string;
+  /** Where Redis is, and QUEUE_PREFIX: the worker's BullMQ prefix is `queuePrefix(options, queue)`. */
+  redis: RedisTarget;
+  queuePrefix: string;
   concurrency: number;
   logger: Logger;
   /** One handler per kind of job of the queue: the worker does not start without each. */
@@ -157,12 +158,17 @@ export interface RunWorkerOptions<Q extends QueueName> {
  */
 export function createQueueWorker<Q extends QueueName>(options: RunWorkerOptions<Q>): Worker {
   const dispatcher = new JobDispatcher(options.queue, options.handlers);
-  const worker = new Worker(options.queue, dispatcher.process, {
-    connection: bullConnection(options.redisUrl, 'worker'),
-    prefix: options.prefix,
-    concurrency: options.concurrency,
-    ...Object.fromEntries(Object.entries(options.stalledRecovery ?? {}).filter(([, v]) => v !== undefined)),
-  });
+  const worker = withBullConnection(
+    options.redis,
+    'worker',
+    (connection) =>
+      new Worker(options.queue, dispatcher.process, {
+        connection,
+        prefix: queuePrefix(options, options.queue),
+        concurrency: options.concurrency,
+        ...Object.fromEntries(Object.entries(options.stalledRecovery ?? {}).filter(([, v]) => v !== undefined)),
+      }),
+  );
   worker.on('failed', (job, err) => {
     options.logger.warn(
       { ...requestFieldsOfJob(job?.data), queue: options.queue, jobId: job?.id, name: job?.name, err: err.message },
