@@ -1,3 +1,4 @@
+import { DESIGN_BATCH_EXAMPLE } from '../../domain/batch/batch-example';
 import {
   ENTITIES,
   OWNED_RECORDS,
@@ -214,22 +215,7 @@ const BATCH_REQUEST: Schema = {
     },
   },
   required: ['requests'],
-  examples: [
-    {
-      requests: [
-        { id: 'a1', atomicityGroup: 'g1', method: 'POST', url: 'Addresses', body: { AddressLine: '1 Mill Lane' } },
-        {
-          id: 's1',
-          atomicityGroup: 'g1',
-          method: 'POST',
-          url: 'Schemes',
-          headers: { Prefer: 'return=representation' },
-          body: { SchemeName: 'Mill', Address: { Id: '$a1' } },
-        },
-        { id: 'r1', dependsOn: ['g1'], method: 'GET', url: "Schemes?$filter=SchemeName eq 'Mill'" },
-      ],
-    },
-  ],
+  examples: [{ requests: DESIGN_BATCH_EXAMPLE }],
 };
 
 const BATCH_RESPONSE: Schema = {

@@ -2177,9 +2177,29 @@ export interface components {
          *           }
          *         },
          *         {
-         *           "id": "r1",
+         *           "id": "p1",
          *           "dependsOn": [
          *             "g1"
+         *           ],
+         *           "method": "PATCH",
+         *           "url": "$s1",
+         *           "headers": {
+         *             "Content-Type": "application/json-patch+json"
+         *           },
+         *           "body": [
+         *             {
+         *               "op": "add",
+         *               "path": "/Tags/-",
+         *               "value": {
+         *                 "Name": "mill"
+         *               }
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "id": "r1",
+         *           "dependsOn": [
+         *             "p1"
          *           ],
          *           "method": "GET",
          *           "url": "Schemes?$filter=SchemeName eq 'Mill'"

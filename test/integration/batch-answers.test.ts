@@ -1,4 +1,4 @@
-import { DESIGN_BATCH_EXAMPLE } from '../fixtures/design-batch-example';
+import { DESIGN_BATCH_EXAMPLE } from '../../domain/batch/batch-example';
 import test, { type ExecutionContext } from 'ava';
 import { encodeId } from '../../domain/ids/id-codec';
 import { startCommandWorker } from '../../workers/commands/command-worker';

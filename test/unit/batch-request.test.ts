@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { parseBatch, type BatchRequest } from '../../domain/batch/batch-request';
 import { referencesIn, withReferencesResolved } from '../../domain/batch/batch-references';
 import { DomainError } from '../../domain/errors/domain-error';
-import { DESIGN_BATCH_EXAMPLE } from '../fixtures/design-batch-example';
+import { DESIGN_BATCH_EXAMPLE } from '../../domain/batch/batch-example';
 
 /** DESIGN §12: what makes a body a valid batch, checked before anything runs. */
 
