@@ -1,17 +1,11 @@
 import type { ExecutionContext } from 'ava';
 import type { HttpResult, Stack } from './stack';
+import type { ExampleBatchRequest } from '../../domain/batch/batch-example';
 
 /** Helpers shared by the `POST /$batch` test files (test/integration/batch-*.test.ts, DESIGN §12). */
 
-export interface BatchRequest {
-  id: string;
-  method: string;
-  url: string;
-  atomicityGroup?: string;
-  dependsOn?: string[];
-  headers?: Record<string, string>;
-  body?: unknown;
-}
+/** One request of a batch body as a client writes it (the JSON batch format, DESIGN §12). */
+export type BatchRequest = ExampleBatchRequest;
 
 export interface BatchResponse {
   id: string;
