@@ -147,12 +147,9 @@ test.serial('the primary killed: 503s during the failover, then writes go on; no
       if (failedOver && answer.status === 201) createdAfter += 1;
     }
   };
-  const release = await sentinel.holdFailover();
-  let writers: Promise<void>[];
-  let old: number;
+  const writers = [writer(), writer()];
+  const { port: old, release } = await sentinel.killPrimary();
   try {
-    writers = [writer(), writer()];
-    old = await sentinel.killPrimary();
     const killedAt = answers.length;
     await eventually(async () => answers.slice(killedAt).some((a) => a.status === 503), 60_000);
   } finally {

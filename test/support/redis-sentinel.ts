@@ -20,13 +20,12 @@ export interface RedisSentinel {
   sentinels: string;
   /** The port of the primary the sentinels name now. */
   primaryPort(): Promise<number>;
-  /** SIGKILLs the current primary (no shutdown, no save); returns its port. */
-  killPrimary(): Promise<number>;
   /**
-   * SIGSTOPs the replicas, so no failover can complete (the sentinels find no replica to promote)
-   * until the returned function SIGCONTs them.
+   * SIGKILLs the current primary (no shutdown, no save) and, in the same turn, SIGSTOPs its
+   * replica: no failover can complete (the sentinels find no replica to promote) until `release`
+   * SIGCONTs it. The replica has everything the primary sent it until the kill.
    */
-  holdFailover(): Promise<() => void>;
+  killPrimary(): Promise<{ port: number; release: () => void }>;
   /** Waits until the sentinels name a primary other than `port` and it answers as a master. */
   failedOverFrom(port: number): Promise<number>;
   stop(): Promise<void>;
@@ -143,15 +142,17 @@ export async function startRedisSentinel(name = 'emapi-primary'): Promise<RedisS
     primaryPort,
     async killPrimary() {
       const port = await primaryPort();
-      await stopServer(port);
-      return port;
-    },
-    async holdFailover() {
-      const current = await primaryPort();
-      const replicas = [primary, replica].filter((port) => port !== current).map((port) => servers.get(port)!);
+      const dying = servers.get(port)!;
+      const exited = new Promise((resolve) => dying.once('exit', resolve));
+      const replicas = [primary, replica].filter((other) => other !== port).map((other) => servers.get(other)!);
+      dying.kill('SIGKILL');
       for (const server of replicas) server.kill('SIGSTOP');
-      return () => {
-        for (const server of replicas) if (server.exitCode === null) server.kill('SIGCONT');
+      await exited;
+      return {
+        port,
+        release: () => {
+          for (const server of replicas) if (server.exitCode === null) server.kill('SIGCONT');
+        },
       };
     },
     async failedOverFrom(port) {
