@@ -1,5 +1,6 @@
 import test from 'ava';
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
 import { ALL_QUEUES, QUEUE } from '../../domain/queues/queue-contracts';
 import { encodeId } from '../../domain/ids/id-codec';
 import { eventually } from '../support/queues';
@@ -213,3 +214,34 @@ test.serial('the primary killed: 503s during the failover, then writes go on; no
     `${answers.length} writes: ${['201', '202', '503'].map((s) => `${answers.filter((a) => String(a.status) === s).length}×${s}`).join(', ')}`,
   );
 });
+
+test.serial(
+  'worker processes of every kind find the (new) primary from REDIS_SENTINELS and stop cleanly',
+  async (t) => {
+    const bare = await startStack({
+      workers: [],
+      env: { REDIS_SENTINELS: sentinel.sentinels, REDIS_SENTINEL_NAME: sentinel.name },
+    });
+    t.teardown(() => bare.close());
+    const root = path.resolve(__dirname, '../../..');
+    const children: ChildProcess[] = ['commands', 'views', 'notifications'].map((kind) =>
+      spawn(process.execPath, [path.join(root, `dist/workers/${kind}/main.js`)], {
+        env: workerProcessEnv(bare, { LOG_LEVEL: 'warn' }),
+        stdio: 'ignore',
+      }),
+    );
+    const exits = children.map(
+      (child) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))),
+    );
+    t.teardown(() => children.forEach((child) => child.exitCode === null && child.kill('SIGKILL')));
+
+    const id = await create(bare, 'Companies', { Name: 'Promoted Works' });
+    await eventually(async () => {
+      const res = await bare.get(`/Activities?$filter=${encodeURIComponent(`EntityId eq '${id}'`)}`);
+      return (res.body as unknown[]).length === 1;
+    }, 30_000);
+
+    children.forEach((child) => child.kill('SIGTERM'));
+    t.deepEqual(await Promise.all(exits), [0, 0, 0], 'each process closes its connections and exits');
+  },
+);
