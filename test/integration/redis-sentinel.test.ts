@@ -206,6 +206,10 @@ test.serial('the primary killed: 503s during the failover, then writes go on; no
     .where({ event_type: 'CompanyCreated' })
     .pluck('entity_id')) as string[];
   t.deepEqual([...entries].sort(), [...ids].sort(), 'one activity entry per existing row');
+  // /Jobs, Bull Board and the queue gauges share the API's connection: it followed the failover too.
+  await eventually(async () => (await stack.get(`/Jobs?queue=${QUEUE.commands}`)).status === 200, 60_000);
+  t.is((await stack.get('/admin/queues/api/queues')).status, 200);
+  t.regex((await stack.get('/metrics')).text, /^emapi_queue_jobs\{queue="commands",state="completed"\} [1-9]/m);
   const uncertain = answers.filter((a) => a.status === 202 || a.problem?.detail?.includes('may still be applied'));
   t.log(
     `uncertain answers: ${uncertain.map((a) => `${a.status} ${a.marker} present ${count.get(a.marker) ?? 0}`).join('; ')}`,
@@ -226,10 +230,16 @@ test.serial(
     const root = path.resolve(__dirname, '../../..');
     const children: ChildProcess[] = ['commands', 'views', 'notifications'].map((kind) =>
       spawn(process.execPath, [path.join(root, `dist/workers/${kind}/main.js`)], {
-        env: workerProcessEnv(bare, { LOG_LEVEL: 'warn' }),
-        stdio: 'ignore',
+        env: workerProcessEnv(bare, { LOG_LEVEL: 'info' }),
+        stdio: ['ignore', 'pipe', 'ignore'],
       }),
     );
+    // A process handles SIGTERM once it has logged that it is ready.
+    const logs = children.map((child) => {
+      const log = { text: '' };
+      child.stdout!.on('data', (chunk: Buffer) => (log.text += chunk.toString()));
+      return log;
+    });
     const exits = children.map(
       (child) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))),
     );
@@ -241,6 +251,7 @@ test.serial(
       return (res.body as unknown[]).length === 1;
     }, 30_000);
 
+    await eventually(async () => logs.every((log) => log.text.includes('worker ready')), 60_000);
     children.forEach((child) => child.kill('SIGTERM'));
     t.deepEqual(await Promise.all(exits), [0, 0, 0], 'each process closes its connections and exits');
   },
