@@ -4,7 +4,8 @@ import type { RedisTarget } from './config/load-config';
 
 /**
  * Redis connections for BullMQ (DESIGN §11, §14), the one place that makes them: one server
- * (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). Workers and blocking readers must never
+ * (REDIS_URL), a Redis Cluster (REDIS_CLUSTER_NODES) or a primary found through Redis Sentinel
+ * (REDIS_SENTINELS + REDIS_SENTINEL_NAME). Workers and blocking readers must never
  * give up on a command (`maxRetriesPerRequest: null`); the API's producer fails fast when Redis is
  * down (`enableOfflineQueue: false`) so a write answers 503 instead of hanging.
  */
@@ -48,8 +49,26 @@ function createCluster(nodes: { host: string; port: number }[], role: RedisRole)
  */
 export function createRedis(target: RedisTarget, role: RedisRole): RedisClient {
   if ('clusterNodes' in target) return createCluster(target.clusterNodes, role);
+  if ('sentinels' in target) return new Redis(sentinelOptions(target, role));
   const options: RedisOptions = roleOptions(role);
   return new Redis(target.url, options);
+}
+
+/**
+ * A connection to the primary the sentinels name: ioredis asks them for the master group's
+ * address on every (re)connect, checks the server's role, and on a failover (the sentinels
+ * promote a replica) reconnects to the new primary. The role's options are the same as on one
+ * server; keys and prefixes too (one primary holds every key).
+ */
+function sentinelOptions(
+  target: { sentinels: { host: string; port: number }[]; sentinelName: string },
+  role: RedisRole,
+): { sentinels: { host: string; port: number }[]; name: string } & ReturnType<typeof roleOptions> {
+  return {
+    sentinels: target.sentinels,
+    name: target.sentinelName,
+    ...roleOptions(role),
+  };
 }
 
 /**
@@ -69,7 +88,7 @@ interface Closable {
 
 /**
  * Builds a BullMQ object (Queue, Worker, QueueEvents, FlowProducer) on its own connection. On one
- * server BullMQ gets connection settings and creates (and closes) its connections itself. BullMQ
+ * server or behind Sentinel BullMQ gets connection settings and creates (and closes) its connections itself. BullMQ
  * cannot create a Cluster from settings, so on a cluster it gets a client made here (which it
  * duplicates for its blocking reads) and the object's close quits that client afterwards.
  */
@@ -77,9 +96,10 @@ export function withBullConnection<T extends Closable>(
   target: RedisTarget,
   role: RedisRole,
   make: (connection: ConnectionOptions) => T,
-  /** Settings of a one-server connection beyond the role's (a cluster reconnects by its own strategy). */
+  /** Settings of a one-server (or Sentinel) connection beyond the role's (a cluster reconnects by its own strategy). */
   extra: { retryStrategy?: (times: number) => number } = {},
 ): T {
+  if ('sentinels' in target) return make({ ...sentinelOptions(target, role), ...extra });
   if (!('clusterNodes' in target)) return make({ url: target.url, ...roleOptions(role), ...extra });
   const cluster = createCluster(target.clusterNodes, role);
   // BullMQ reports the connection's errors as the object's own 'error' events; none may go unheard

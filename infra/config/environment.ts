@@ -71,13 +71,13 @@ const databaseUrls = makeValidator<string>((raw) => {
   return items.join(',');
 });
 
-/** Comma-separated host:port seeds of a Redis Cluster (empty: none); each must name a port. */
+/** Comma-separated host:port items (Redis Cluster seeds, sentinels; empty: none); each must name a port. */
 const hostPorts = makeValidator<string>((raw) => {
   const items = commaItems(raw);
   for (const item of items) {
     const match = /^(.+):(\d{1,5})$/.exec(item);
     if (!match || Number(match[2]) < 1 || Number(match[2]) > 65535 || /[\s/]/.test(match[1]!)) {
-      throw new EnvError(`must be comma-separated host:port seeds like redis-1:6379, not '${item}'`);
+      throw new EnvError(`must be comma-separated host:port items like redis-1:6379, not '${item}'`);
     }
   }
   return items.join(',');
@@ -113,11 +113,19 @@ export const ENVIRONMENT = {
   }),
   REDIS_URL: str({
     default: '',
-    desc: 'Redis, used only by BullMQ and the limits; must run with maxmemory-policy noeviction. Exactly one of REDIS_URL and REDIS_CLUSTER_NODES',
+    desc: 'Redis, used only by BullMQ and the limits; must run with maxmemory-policy noeviction. Exactly one of REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS',
   }),
   REDIS_CLUSTER_NODES: hostPorts({
     default: '',
     desc: "a Redis Cluster instead of REDIS_URL: comma-separated host:port seeds (any of its primaries); each queue's keys are hash-tagged `{QUEUE_PREFIX:queue}` so they share a slot",
+  }),
+  REDIS_SENTINELS: hostPorts({
+    default: '',
+    desc: 'Redis behind Sentinel instead of REDIS_URL: comma-separated host:port of the sentinels; every connection asks them for the current primary of REDIS_SENTINEL_NAME and follows a failover',
+  }),
+  REDIS_SENTINEL_NAME: str({
+    default: '',
+    desc: 'the master group name the sentinels monitor (`sentinel monitor <name> …`); required with REDIS_SENTINELS',
   }),
   QUEUE_PREFIX: queuePrefix({
     default: 'emapi',

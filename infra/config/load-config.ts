@@ -23,7 +23,10 @@ export interface AuthConfig {
  * Where the service's Redis is (DESIGN §14): one server by URL, or a Redis Cluster by its seed nodes.
  * infra/redis.ts turns either into connections and queue prefixes.
  */
-export type RedisTarget = { url: string } | { clusterNodes: { host: string; port: number }[] };
+export type RedisTarget =
+  | { url: string }
+  | { clusterNodes: { host: string; port: number }[] }
+  | { sentinels: { host: string; port: number }[]; sentinelName: string };
 
 export interface AppConfig {
   port: number;
@@ -141,7 +144,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       waitMs: e.REPLICA_WAIT_MS,
       maxLagMs: e.REPLICA_MAX_LAG_MS,
     },
-    redis: redisTargetOf(e.REDIS_URL, e.REDIS_CLUSTER_NODES),
+    redis: redisTargetOf(e.REDIS_URL, e.REDIS_CLUSTER_NODES, e.REDIS_SENTINELS, e.REDIS_SENTINEL_NAME),
     queuePrefix: e.QUEUE_PREFIX,
     production,
     logLevel: e.LOG_LEVEL || (e.NODE_ENV === 'test' ? 'warn' : 'info'),
@@ -193,18 +196,30 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
 }
 
-/** Exactly one of REDIS_URL and REDIS_CLUSTER_NODES (already validated as host:port items). */
-function redisTargetOf(url: string, clusterNodes: string): RedisTarget {
-  if ((url === '') === (clusterNodes === '')) {
-    throw new ConfigError('set exactly one of REDIS_URL (one Redis) and REDIS_CLUSTER_NODES (a Redis Cluster)');
+/** host:port items, already validated. */
+function hostPortsOf(items: string): { host: string; port: number }[] {
+  return items.split(',').map((item) => {
+    const colon = item.lastIndexOf(':');
+    return { host: item.slice(0, colon), port: Number(item.slice(colon + 1)) };
+  });
+}
+
+/** Exactly one of REDIS_URL, REDIS_CLUSTER_NODES and REDIS_SENTINELS (the latter with its master name). */
+function redisTargetOf(url: string, clusterNodes: string, sentinels: string, sentinelName: string): RedisTarget {
+  if ([url, clusterNodes, sentinels].filter((value) => value !== '').length !== 1) {
+    throw new ConfigError(
+      'set exactly one of REDIS_URL (one Redis), REDIS_CLUSTER_NODES (a Redis Cluster) and REDIS_SENTINELS (Redis behind Sentinel)',
+    );
+  }
+  if (sentinels === '' && sentinelName !== '') {
+    throw new ConfigError('REDIS_SENTINEL_NAME is only read with REDIS_SENTINELS');
   }
   if (url !== '') return { url };
-  return {
-    clusterNodes: clusterNodes.split(',').map((seed) => {
-      const colon = seed.lastIndexOf(':');
-      return { host: seed.slice(0, colon), port: Number(seed.slice(colon + 1)) };
-    }),
-  };
+  if (clusterNodes !== '') return { clusterNodes: hostPortsOf(clusterNodes) };
+  if (sentinelName.trim() === '') {
+    throw new ConfigError('REDIS_SENTINELS needs REDIS_SENTINEL_NAME, the master group name the sentinels monitor');
+  }
+  return { sentinels: hostPortsOf(sentinels), sentinelName: sentinelName.trim() };
 }
 
 const LOGIN_SETTINGS = [

@@ -89,11 +89,14 @@ export function workerProcessEnv(stack: Stack, extra: Record<string, string> = {
   };
 }
 
-/** The settings naming `target`, for a process started on the same Redis (one server or a cluster). */
+/** The settings naming `target`, for a process started on the same Redis (one server, a cluster, Sentinel). */
 function redisEnv(target: RedisTarget): Record<string, string> {
-  return 'url' in target
-    ? { REDIS_URL: target.url }
-    : { REDIS_CLUSTER_NODES: target.clusterNodes.map(({ host, port }) => `${host}:${port}`).join(',') };
+  const list = (items: { host: string; port: number }[]) => items.map(({ host, port }) => `${host}:${port}`).join(',');
+  if ('url' in target) return { REDIS_URL: target.url };
+  if ('sentinels' in target) {
+    return { REDIS_SENTINELS: list(target.sentinels), REDIS_SENTINEL_NAME: target.sentinelName };
+  }
+  return { REDIS_CLUSTER_NODES: list(target.clusterNodes) };
 }
 
 /** The key `npm test` exports, so processes the tests spawn verify what the in-process API signs. */
@@ -141,8 +144,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const config = loadConfig({
     NODE_ENV: 'test',
     DATABASE_URL: options.databaseUrl ? options.databaseUrl(db.url) : db.url,
-    // On a Redis Cluster REDIS_CLUSTER_NODES instead (exactly one of the two).
-    ...(clusterNodes ? { REDIS_URL: '', REDIS_CLUSTER_NODES: clusterNodes } : { REDIS_URL: redisUrl }),
+    // On a Redis Cluster REDIS_CLUSTER_NODES, behind Sentinel REDIS_SENTINELS instead (exactly one).
+    ...(clusterNodes
+      ? { REDIS_URL: '', REDIS_CLUSTER_NODES: clusterNodes }
+      : options.env?.REDIS_SENTINELS
+        ? { REDIS_URL: '' }
+        : { REDIS_URL: redisUrl }),
     QUEUE_PREFIX: uniqueQueuePrefix(),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     PORT: '0',

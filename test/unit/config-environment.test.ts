@@ -155,6 +155,77 @@ test('QUEUE_PREFIX without braces (they would move the cluster hash tag); queue 
   t.is(queuePrefix(clustered, 'views'), '{app:views}');
 });
 
+test('REDIS_SENTINELS + REDIS_SENTINEL_NAME: Redis behind Sentinel, the third kind of Redis', (t) => {
+  const { REDIS_URL: _url, ...noRedis } = base;
+  const sentinel = (sentinels: string, name = 'mymaster') =>
+    loadConfig({ ...noRedis, REDIS_SENTINELS: sentinels, REDIS_SENTINEL_NAME: name }).redis;
+  t.deepEqual(sentinel(' s-1:26379 , 10.0.0.3:26380,', ' mymaster '), {
+    sentinels: [
+      { host: 's-1', port: 26379 },
+      { host: '10.0.0.3', port: 26380 },
+    ],
+    sentinelName: 'mymaster',
+  });
+  for (const bad of ['s-1', 'redis://a:26379', 'a:0', 'a:65536', ':26379']) {
+    t.throws(() => sentinel(bad), { instanceOf: ConfigError, message: /REDIS_SENTINELS/ }, bad);
+  }
+  t.throws(() => sentinel('a:1', ''), { instanceOf: ConfigError, message: /REDIS_SENTINEL_NAME/ });
+  t.throws(() => sentinel('a:1', '  '), { instanceOf: ConfigError, message: /REDIS_SENTINEL_NAME/ });
+  t.throws(() => loadConfig({ ...base, REDIS_SENTINELS: 'a:1', REDIS_SENTINEL_NAME: 'm' }), {
+    message: /exactly one of REDIS_URL/,
+  });
+  t.throws(
+    () => loadConfig({ ...noRedis, REDIS_CLUSTER_NODES: 'a:1', REDIS_SENTINELS: 'b:2', REDIS_SENTINEL_NAME: 'm' }),
+    {
+      message: /exactly one of REDIS_URL/,
+    },
+  );
+  t.throws(() => loadConfig({ ...base, REDIS_SENTINEL_NAME: 'm' }), { message: /only read with REDIS_SENTINELS/ });
+  // One primary holds every key: the queues keep the one-server layout.
+  const watched = loadConfig({ ...noRedis, REDIS_SENTINELS: 'a:1', REDIS_SENTINEL_NAME: 'm', QUEUE_PREFIX: 'app' });
+  t.is(queuePrefix(watched, 'commands'), 'app');
+});
+
+test('REDIS_SENTINELS and REDIS_SENTINEL_NAME: any text is either refused with a ConfigError or read back', (t) => {
+  const { REDIS_URL: _url, ...noRedis } = base;
+  const item = fc.tuple(
+    fc.oneof(fc.domain(), fc.ipV4(), fc.string({ maxLength: 12 })),
+    fc.oneof(fc.integer({ min: -5, max: 70_000 }).map(String), fc.string({ maxLength: 6 })),
+  );
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.array(item, { maxLength: 4 }).map((items) => items.map(([host, port]) => `${host}:${port}`).join(',')),
+        fc.string({ maxLength: 40 }),
+      ),
+      fc.string({ maxLength: 12 }),
+      (value, name) => {
+        let redis;
+        try {
+          redis = loadConfig({ ...noRedis, REDIS_SENTINELS: value, REDIS_SENTINEL_NAME: name }).redis;
+        } catch (err) {
+          return err instanceof ConfigError;
+        }
+        const items = value
+          .split(',')
+          .map((each) => each.trim())
+          .filter(Boolean);
+        return (
+          'sentinels' in redis &&
+          redis.sentinelName === name.trim() &&
+          redis.sentinelName !== '' &&
+          redis.sentinels.length === items.length &&
+          redis.sentinels.every(
+            ({ host, port }, i) =>
+              `${host}:${port}` === items[i]!.replace(/:0*(\d+)$/, ':$1') && port >= 1 && port <= 65535,
+          )
+        );
+      },
+    ),
+  );
+  t.pass();
+});
+
 test('REDIS_CLUSTER_NODES: any text is either refused with a ConfigError or read back item by item', (t) => {
   const { REDIS_URL: _url, ...noRedis } = base;
   const seed = fc.tuple(
