@@ -1,12 +1,11 @@
 import test from 'ava';
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { ALL_QUEUES, QUEUE, type QueueName } from '../../domain/queues/queue-contracts';
 import { queuePrefix } from '../../infra/redis';
 import { batch, createdId } from '../support/batch';
 import { eventually } from '../support/queues';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster';
 import { startStack, workerProcessEnv, type Stack } from '../support/stack';
+import { spawnWorkerProcesses } from '../support/worker-processes';
 import { create, patch, read } from '../support/writes';
 
 /**
@@ -180,17 +179,8 @@ test.serial(
   async (t) => {
     const bare = await startStack({ workers: [], env: { REDIS_CLUSTER_NODES: cluster.seeds } });
     t.teardown(() => bare.close());
-    const root = path.resolve(__dirname, '../../..');
-    const children: ChildProcess[] = ['commands', 'views', 'notifications'].map((kind) =>
-      spawn(process.execPath, [path.join(root, `dist/workers/${kind}/main.js`)], {
-        env: workerProcessEnv(bare, { LOG_LEVEL: 'warn' }),
-        stdio: 'ignore',
-      }),
-    );
-    const exits = children.map(
-      (child) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))),
-    );
-    t.teardown(() => children.forEach((child) => child.exitCode === null && child.kill('SIGKILL')));
+    const workers = spawnWorkerProcesses(workerProcessEnv(bare));
+    t.teardown(() => workers.kill());
     t.is(workerProcessEnv(bare).REDIS_CLUSTER_NODES, cluster.seeds);
     t.is(workerProcessEnv(bare).REDIS_URL, undefined);
 
@@ -204,8 +194,7 @@ test.serial(
       return (res.body as unknown[]).length === 1;
     }, 20_000);
 
-    children.forEach((child) => child.kill('SIGTERM'));
-    t.deepEqual(await Promise.all(exits), [0, 0, 0], 'each process closes its cluster connections and exits');
+    t.deepEqual(await workers.stop(), [0, 0, 0], 'each process closes its cluster connections and exits');
   },
 );
 

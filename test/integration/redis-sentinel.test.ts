@@ -1,11 +1,11 @@
 import test from 'ava';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import { execFile } from 'node:child_process';
 import { ALL_QUEUES, QUEUE } from '../../domain/queues/queue-contracts';
 import { encodeId } from '../../domain/ids/id-codec';
 import { eventually } from '../support/queues';
 import { startRedisSentinel, type RedisSentinel } from '../support/redis-sentinel';
 import { startStack, workerProcessEnv, type Stack } from '../support/stack';
+import { spawnWorkerProcesses } from '../support/worker-processes';
 import { create, patch, read, type Problem } from '../support/writes';
 
 /**
@@ -227,23 +227,8 @@ test.serial(
       env: { REDIS_SENTINELS: sentinel.sentinels, REDIS_SENTINEL_NAME: sentinel.name },
     });
     t.teardown(() => bare.close());
-    const root = path.resolve(__dirname, '../../..');
-    const children: ChildProcess[] = ['commands', 'views', 'notifications'].map((kind) =>
-      spawn(process.execPath, [path.join(root, `dist/workers/${kind}/main.js`)], {
-        env: workerProcessEnv(bare, { LOG_LEVEL: 'info' }),
-        stdio: ['ignore', 'pipe', 'ignore'],
-      }),
-    );
-    // A process handles SIGTERM once it has logged that it is ready.
-    const logs = children.map((child) => {
-      const log = { text: '' };
-      child.stdout!.on('data', (chunk: Buffer) => (log.text += chunk.toString()));
-      return log;
-    });
-    const exits = children.map(
-      (child) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))),
-    );
-    t.teardown(() => children.forEach((child) => child.exitCode === null && child.kill('SIGKILL')));
+    const workers = spawnWorkerProcesses(workerProcessEnv(bare));
+    t.teardown(() => workers.kill());
 
     const id = await create(bare, 'Companies', { Name: 'Promoted Works' });
     await eventually(async () => {
@@ -251,8 +236,6 @@ test.serial(
       return (res.body as unknown[]).length === 1;
     }, 30_000);
 
-    await eventually(async () => logs.every((log) => log.text.includes('worker ready')), 60_000);
-    children.forEach((child) => child.kill('SIGTERM'));
-    t.deepEqual(await Promise.all(exits), [0, 0, 0], 'each process closes its connections and exits');
+    t.deepEqual(await workers.stop(), [0, 0, 0], 'each process closes its connections and exits');
   },
 );
