@@ -1,8 +1,8 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { ALL_QUEUES, QUEUE } from '../../domain/queues/queue-contracts';
+import { QUEUE } from '../../domain/queues/queue-contracts';
 import { encodeId } from '../../domain/ids/id-codec';
-import { eventually } from '../support/queues';
+import { checkQueuesListed, eventually } from '../support/queues';
 import { startRedisSentinel, type RedisSentinel } from '../support/redis-sentinel';
 import { startStack, workerProcessEnv, type Stack } from '../support/stack';
 import { spawnWorkerProcesses } from '../support/worker-processes';
@@ -73,23 +73,7 @@ test.serial('events reach /Activities; /Jobs and Bull Board list the queues', as
     activities.map((a) => a.EventType),
     ['CompanyCreated'],
   );
-  const rebuild = await stack.request('POST', '/Jobs/RebuildViews');
-  t.is(rebuild.status, 202, rebuild.text);
-  for (const name of ALL_QUEUES) {
-    const res = await stack.get(`/Jobs?queue=${name}&$count=true`);
-    t.is(res.status, 200, res.text);
-    const entries = res.body as { Queue: string }[];
-    t.true(entries.length > 0, `${name} lists its jobs`);
-    t.true(
-      entries.every((entry) => entry.Queue === name),
-      name,
-    );
-  }
-  const board = await stack.get('/admin/queues/api/queues');
-  t.is(board.status, 200, board.text);
-  const queues = (board.body as { queues: { name: string; counts: Record<string, number> }[] }).queues;
-  t.deepEqual(queues.map((q) => q.name).sort(), [...ALL_QUEUES].sort());
-  t.true(queues.find((q) => q.name === QUEUE.commands)!.counts.completed! > 0);
+  await checkQueuesListed(t, stack);
   const metrics = await stack.get('/metrics');
   t.is(metrics.status, 200, metrics.text);
   const completed = new RegExp(`^emapi_queue_jobs\\{queue="${QUEUE.commands}",state="completed"\\} ([1-9]\\d*)$`, 'm');

@@ -4,7 +4,9 @@ import type { AppConfig } from '../../infra/config/load-config';
 import { encodeId } from '../../domain/ids/id-codec';
 import { eventName, type DomainEvent, type EventVerb } from '../../domain/events/domain-event';
 import { JOBS, eventBurstJob, eventJob, type EventBurstData } from '../../domain/queues/job-registry';
-import type { QueueName } from '../../domain/queues/queue-contracts';
+import { ALL_QUEUES, QUEUE, type QueueName } from '../../domain/queues/queue-contracts';
+import type { ExecutionContext } from 'ava';
+import type { Stack } from './stack';
 import { createRedis, queuePrefix, withBullConnection } from '../../infra/redis';
 
 /** A queue of a test stack on a connection of its own (one Redis or the cluster), as the service makes it. */
@@ -150,4 +152,30 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * What an admin sees of the queues on a store setup (one Redis, a Cluster, Sentinel): a rebuild
+ * queued, `/Jobs` listing each queue's own jobs with their count, Bull Board listing every queue
+ * with the commands already completed.
+ */
+export async function checkQueuesListed(t: ExecutionContext, stack: Stack): Promise<void> {
+  const rebuild = await stack.request('POST', '/Jobs/RebuildViews');
+  t.is(rebuild.status, 202, rebuild.text);
+  for (const name of ALL_QUEUES) {
+    const res = await stack.get(`/Jobs?queue=${name}&$count=true`);
+    t.is(res.status, 200, res.text);
+    const entries = res.body as { Queue: string }[];
+    t.true(entries.length > 0, `${name} lists its jobs`);
+    t.true(
+      entries.every((entry) => entry.Queue === name),
+      name,
+    );
+    t.true(Number(res.headers.get('x-total-count')) >= entries.length);
+  }
+  const board = await stack.get('/admin/queues/api/queues');
+  t.is(board.status, 200, board.text);
+  const queues = (board.body as { queues: { name: string; counts: Record<string, number> }[] }).queues;
+  t.deepEqual(queues.map((q) => q.name).sort(), [...ALL_QUEUES].sort());
+  t.true(queues.find((q) => q.name === QUEUE.commands)!.counts.completed! > 0);
 }
