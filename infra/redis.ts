@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from 'bullmq';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import type { RedisTarget } from './config/load-config';
+import type { RedisDurability, RedisTarget } from './config/load-config';
 
 /**
  * Redis connections for BullMQ (DESIGN §11, §14), the one place that makes them: one server
@@ -14,14 +14,24 @@ export type RedisRole = 'producer' | 'worker';
 /** A connection of either kind: every command the service sends works on both (single-slot keys). */
 export type RedisClient = Redis | Cluster;
 
+/**
+ * Reconnect soon at first, then every 2 s at most. BullMQ's own default backs off to 20 s, so after
+ * a Sentinel failover a worker could sit idle that long, and closing a BullMQ object waits for its
+ * connection to be ready again.
+ */
+function reconnectDelay(times: number): number {
+  return Math.min(times * 200, 2000);
+}
+
 function roleOptions(role: RedisRole): {
   maxRetriesPerRequest: number | null;
   enableOfflineQueue?: boolean;
   connectTimeout?: number;
+  retryStrategy: (times: number) => number;
 } {
   return role === 'producer'
-    ? { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 }
-    : { maxRetriesPerRequest: null };
+    ? { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, retryStrategy: reconnectDelay }
+    : { maxRetriesPerRequest: null, retryStrategy: reconnectDelay };
 }
 
 /**
@@ -31,13 +41,12 @@ function roleOptions(role: RedisRole): {
  * waits for `CLUSTER INFO` to say ok before the first command.
  */
 function createCluster(nodes: { host: string; port: number }[], role: RedisRole): Cluster {
-  const { enableOfflineQueue, ...redisOptions } = roleOptions(role);
+  const { enableOfflineQueue, retryStrategy: _perNode, ...redisOptions } = roleOptions(role);
   const options: ClusterOptions = {
     redisOptions,
     enableReadyCheck: true,
     ...(enableOfflineQueue === false ? { enableOfflineQueue: false } : {}),
-    // Reconnect like BullMQ's own default for one server: soon at first, at most every 2 s.
-    clusterRetryStrategy: (times: number) => Math.min(times * 200, 2000),
+    clusterRetryStrategy: reconnectDelay,
   };
   return new Cluster(nodes, options);
 }
@@ -96,11 +105,9 @@ export function withBullConnection<T extends Closable>(
   target: RedisTarget,
   role: RedisRole,
   make: (connection: ConnectionOptions) => T,
-  /** Settings of a one-server (or Sentinel) connection beyond the role's (a cluster reconnects by its own strategy). */
-  extra: { retryStrategy?: (times: number) => number } = {},
 ): T {
-  if ('sentinels' in target) return make({ ...sentinelOptions(target, role), ...extra });
-  if (!('clusterNodes' in target)) return make({ url: target.url, ...roleOptions(role), ...extra });
+  if ('sentinels' in target) return make(sentinelOptions(target, role));
+  if (!('clusterNodes' in target)) return make({ url: target.url, ...roleOptions(role) });
   const cluster = createCluster(target.clusterNodes, role);
   // BullMQ reports the connection's errors as the object's own 'error' events; none may go unheard
   // between its close and ours.
@@ -116,4 +123,14 @@ export function withBullConnection<T extends Closable>(
     }
   };
   return made;
+}
+
+/**
+ * How many replicas hold every write this connection has made so far (Redis `WAIT`), or null
+ * when none are wanted. Replication is asynchronous: a primary that fails over before its
+ * replica received a write loses it, and WAIT is how a writer learns the write survived that.
+ */
+export async function replicasHolding(client: RedisClient, durability: RedisDurability): Promise<number | null> {
+  if (durability.replicas === 0) return null;
+  return Number(await client.call('WAIT', durability.replicas, durability.timeoutMs));
 }

@@ -106,12 +106,11 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
   const { logger } = options;
   const queue = new Queue(QUEUE.commands, { connection: options.redis, prefix: options.queuePrefix });
   queue.on('error', (err) => logger.warn({ err: err.message }, 'command queue error'));
-  // A connection of its own (blocking reads); reconnects within 2 s once Redis is back.
+  // A connection of its own (blocking reads); reconnects within 2 s once Redis is back (infra/redis.ts).
   const events = withBullConnection(
     options.redisTarget,
     'worker',
     (connection) => new QueueEvents(QUEUE.commands, { connection, prefix: options.queuePrefix }),
-    { retryStrategy: (times: number) => Math.min(times * 200, 2000) },
   );
   events.setMaxListeners(0);
   events.on('error', (err) => logger.warn({ err: err.message }, 'command events error'));

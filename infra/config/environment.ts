@@ -89,6 +89,14 @@ const queuePrefix = makeValidator<string>((raw) => {
   return raw;
 });
 
+/** An integer ≥ 0, or empty for the setting's automatic value. */
+const integerOrAuto = makeValidator<string>((raw) => {
+  const n = Number(raw);
+  if (raw.trim() !== '' && (!Number.isInteger(n) || n < 0))
+    throw new EnvError('must be empty (automatic) or an integer ≥ 0');
+  return raw.trim();
+});
+
 const nonNegative = integer(0);
 const positive = integer(1);
 
@@ -126,6 +134,14 @@ export const ENVIRONMENT = {
   REDIS_SENTINEL_NAME: str({
     default: '',
     desc: 'the master group name the sentinels monitor (`sentinel monitor <name> …`); required with REDIS_SENTINELS',
+  }),
+  REDIS_WAIT_REPLICAS: integerOrAuto({
+    default: '',
+    desc: 'Redis replicas that must acknowledge a burst of published events (WAIT) before the outbox marks it published, so a failover cannot lose it; empty: 1 with REDIS_SENTINELS, else 0 (not supported on a Redis Cluster)',
+  }),
+  REDIS_WAIT_TIMEOUT_MS: positive({
+    default: 500,
+    desc: 'how long a publish waits for those acknowledgements; events not acknowledged in time stay unpublished in the outbox and the sweep publishes them again',
   }),
   QUEUE_PREFIX: queuePrefix({
     default: 'emapi',

@@ -28,12 +28,20 @@ export type RedisTarget =
   | { clusterNodes: { host: string; port: number }[] }
   | { sentinels: { host: string; port: number }[]; sentinelName: string };
 
+/** `WAIT replicas timeoutMs` after publishing events (replicas 0: no wait). */
+export interface RedisDurability {
+  replicas: number;
+  timeoutMs: number;
+}
+
 export interface AppConfig {
   port: number;
   databaseUrl: string;
   /** Hot standbys the API reads from (DESIGN §14): none, one or several. */
   replicas: { urls: string[]; waitMs: number; maxLagMs: number };
   redis: RedisTarget;
+  /** Replicas that must acknowledge published events before they count as published (REDIS_WAIT_*). */
+  redisDurability: RedisDurability;
   /** Prefix of every BullMQ key: lets several deployments (or test files) share one Redis. */
   queuePrefix: string;
   production: boolean;
@@ -126,6 +134,7 @@ export function assertAuthConfigured(auth: AuthConfig): void {
 export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
   const e = readEnvironment(env);
   const production = e.NODE_ENV === 'production';
+  const redis = redisTargetOf(e.REDIS_URL, e.REDIS_CLUSTER_NODES, e.REDIS_SENTINELS, e.REDIS_SENTINEL_NAME);
   // Mock authentication is never implied: `npm start` sets AUTH_MOCK=true itself and says so.
   const mock = e.AUTH_MOCK;
   if (e.COMMAND_SIGNING_KEY.length < 32) {
@@ -144,7 +153,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       waitMs: e.REPLICA_WAIT_MS,
       maxLagMs: e.REPLICA_MAX_LAG_MS,
     },
-    redis: redisTargetOf(e.REDIS_URL, e.REDIS_CLUSTER_NODES, e.REDIS_SENTINELS, e.REDIS_SENTINEL_NAME),
+    redis,
+    redisDurability: redisDurabilityOf(redis, e.REDIS_WAIT_REPLICAS, e.REDIS_WAIT_TIMEOUT_MS),
     queuePrefix: e.QUEUE_PREFIX,
     production,
     logLevel: e.LOG_LEVEL || (e.NODE_ENV === 'test' ? 'warn' : 'info'),
@@ -220,6 +230,19 @@ function redisTargetOf(url: string, clusterNodes: string, sentinels: string, sen
     throw new ConfigError('REDIS_SENTINELS needs REDIS_SENTINEL_NAME, the master group name the sentinels monitor');
   }
   return { sentinels: hostPortsOf(sentinels), sentinelName: sentinelName.trim() };
+}
+
+/**
+ * REDIS_WAIT_REPLICAS: by default a replica must hold published events only behind Sentinel, the
+ * target that fails over to a replica. A Cluster's WAIT would have to reach the node holding each
+ * queue, which a cluster client cannot aim at: refused there.
+ */
+function redisDurabilityOf(redis: RedisTarget, replicas: string, timeoutMs: number): RedisDurability {
+  const wanted = replicas === '' ? ('sentinels' in redis ? 1 : 0) : Number(replicas);
+  if (wanted > 0 && 'clusterNodes' in redis) {
+    throw new ConfigError('REDIS_WAIT_REPLICAS is not supported with REDIS_CLUSTER_NODES; leave it empty or 0');
+  }
+  return { replicas: wanted, timeoutMs };
 }
 
 const LOGIN_SETTINGS = [

@@ -26,6 +26,13 @@ export interface RedisSentinel {
    * SIGCONTs it. The replica has everything the primary sent it until the kill.
    */
   killPrimary(): Promise<{ port: number; release: () => void }>;
+  /**
+   * SIGSTOPs the current primary's replica and drops its replication link on the primary's side:
+   * the primary keeps serving, but nothing it writes from now on reaches the replica (WAIT 1 times
+   * out; a stopped replica alone would still find the stream in its socket buffer) until `release`
+   * SIGCONTs it and it reconnects — to this primary, if it is still alive.
+   */
+  holdReplica(): Promise<{ release: () => void }>;
   /** Waits until the sentinels name a primary other than `port` and it answers as a master. */
   failedOverFrom(port: number): Promise<number>;
   stop(): Promise<void>;
@@ -140,6 +147,17 @@ export async function startRedisSentinel(name = 'emapi-primary'): Promise<RedisS
     name,
     sentinels: sentinelPorts.map((port) => `127.0.0.1:${port}`).join(','),
     primaryPort,
+    async holdReplica() {
+      const port = await primaryPort();
+      const held = [primary, replica].filter((other) => other !== port).map((other) => servers.get(other)!);
+      for (const server of held) server.kill('SIGSTOP');
+      await cli(port, 'client', 'kill', 'type', 'replica');
+      return {
+        release: () => {
+          for (const server of held) if (server.exitCode === null) server.kill('SIGCONT');
+        },
+      };
+    },
     async killPrimary() {
       const port = await primaryPort();
       const dying = servers.get(port)!;

@@ -8,6 +8,7 @@ import { eventually } from './queues';
  */
 
 const KINDS = ['commands', 'views', 'notifications'] as const;
+type WorkerKind = (typeof KINDS)[number];
 const ROOT = path.resolve(__dirname, '../../..');
 
 export interface WorkerProcesses {
@@ -17,8 +18,8 @@ export interface WorkerProcesses {
   kill(): void;
 }
 
-export function spawnWorkerProcesses(env: NodeJS.ProcessEnv): WorkerProcesses {
-  const children: ChildProcess[] = KINDS.map((kind) =>
+export function spawnWorkerProcesses(env: NodeJS.ProcessEnv, kinds: readonly WorkerKind[] = KINDS): WorkerProcesses {
+  const children: ChildProcess[] = kinds.map((kind) =>
     spawn(process.execPath, [path.join(ROOT, `dist/workers/${kind}/main.js`)], {
       // At info, so each process's "worker ready" line can be waited for.
       env: { ...env, LOG_LEVEL: 'info' },

@@ -262,3 +262,24 @@ test('REDIS_CLUSTER_NODES: any text is either refused with a ConfigError or read
   );
   t.pass();
 });
+
+test('REDIS_WAIT_REPLICAS: one replica behind Sentinel by default, none otherwise, never on a Cluster', (t) => {
+  const { REDIS_URL: _url, ...noRedis } = base;
+  const onSentinel = { ...noRedis, REDIS_SENTINELS: 'a:1', REDIS_SENTINEL_NAME: 'm' };
+  t.deepEqual(loadConfig(onSentinel).redisDurability, { replicas: 1, timeoutMs: 500 });
+  t.deepEqual(loadConfig(base).redisDurability, { replicas: 0, timeoutMs: 500 });
+  t.deepEqual(loadConfig({ ...base, REDIS_WAIT_REPLICAS: '2', REDIS_WAIT_TIMEOUT_MS: '50' }).redisDurability, {
+    replicas: 2,
+    timeoutMs: 50,
+  });
+  t.is(loadConfig({ ...onSentinel, REDIS_WAIT_REPLICAS: '0' }).redisDurability.replicas, 0);
+  for (const bad of ['-1', '1.5', 'one']) {
+    t.throws(() => loadConfig({ ...base, REDIS_WAIT_REPLICAS: bad }), { message: /REDIS_WAIT_REPLICAS/ }, bad);
+  }
+  t.throws(() => loadConfig({ ...base, REDIS_WAIT_TIMEOUT_MS: '0' }), { message: /REDIS_WAIT_TIMEOUT_MS/ });
+  t.is(loadConfig({ ...noRedis, REDIS_CLUSTER_NODES: 'a:1' }).redisDurability.replicas, 0);
+  t.throws(() => loadConfig({ ...noRedis, REDIS_CLUSTER_NODES: 'a:1', REDIS_WAIT_REPLICAS: '1' }), {
+    instanceOf: ConfigError,
+    message: /not supported with REDIS_CLUSTER_NODES/,
+  });
+});

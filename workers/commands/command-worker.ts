@@ -86,6 +86,7 @@ export async function startCommandWorker(
     queuePrefix: config.queuePrefix,
     logger,
     publishWindowMs: config.eventPublishWindowMs,
+    durability: config.redisDurability,
   });
   const sweeper = new OutboxSweeper({
     knex,

@@ -2,8 +2,8 @@ import { Queue } from 'bullmq';
 import type { Knex } from 'knex';
 import { markEventsPublished } from '../../db/commands/outbox';
 import type { Logger } from '../../infra/logger';
-import { queuePrefix, withBullConnection } from '../../infra/redis';
-import type { RedisTarget } from '../../infra/config/load-config';
+import { queuePrefix, replicasHolding, withBullConnection, type RedisClient } from '../../infra/redis';
+import type { RedisDurability, RedisTarget } from '../../infra/config/load-config';
 import type { DomainEvent } from '../../domain/events/domain-event';
 import { EVENT_BURST_MAX, JOBS, eventBurstJob } from '../../domain/queues/job-registry';
 import type { WriteOrigin } from '../../domain/commands/write-origin';
@@ -18,6 +18,12 @@ const BATCH = EVENT_BURST_MAX;
  * job id is the event id and event jobs are kept an hour) and the consumers tolerate.
  */
 const MARK_DELAY_MS = 100;
+/**
+ * After Redis replicas failed to acknowledge a burst, the publisher's own bursts skip the wait for
+ * this long (each would stall the publishing loop for REDIS_WAIT_TIMEOUT_MS): they are published
+ * at once but left unmarked, and the sweep, which always waits, marks them once a replica holds them.
+ */
+const UNCONFIRMED_BACKOFF_MS = 5000;
 
 export interface OutboxPublisherOptions {
   knex: Knex;
@@ -27,6 +33,26 @@ export interface OutboxPublisherOptions {
   logger: Logger;
   /** See AppConfig.eventPublishWindowMs: 0 publishes right after each completion. */
   publishWindowMs?: number;
+  /** Replicas that must hold a burst before its events are marked published (REDIS_WAIT_*). */
+  durability?: RedisDurability;
+}
+
+/**
+ * The connection a queue adds its jobs on (BullMQ wraps the ioredis client in a proxy that still
+ * answers ioredis's own methods): WAIT must be sent on it to cover those adds.
+ */
+async function queueClient(queue: Queue): Promise<RedisClient> {
+  return (await queue.getBackend().client) as unknown as RedisClient;
+}
+
+/** Redis replicas did not acknowledge a burst in time: its events must stay unpublished in the outbox. */
+class UnconfirmedPublishError extends Error {
+  constructor(durability: RedisDurability) {
+    super(
+      `events published but not acknowledged by ${durability.replicas} Redis replica(s) within ${durability.timeoutMs} ms (REDIS_WAIT_*)`,
+    );
+    this.name = 'UnconfirmedPublishError';
+  }
 }
 
 /**
@@ -48,6 +74,7 @@ export class OutboxPublisher {
   private readonly toMark: string[] = [];
   private markTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  private unconfirmedUntil = 0;
 
   constructor(private readonly options: OutboxPublisherOptions) {
     this.publishWindowMs = options.publishWindowMs ?? 0;
@@ -68,7 +95,8 @@ export class OutboxPublisher {
    * queue, so a consumer takes a whole burst with one fetch and applies it set-based. Each burst
    * carries its events' origins (their request ids for the consumers' log lines) and, with tracing
    * on, the context of this publish's span, which continues the first write's trace and links the
-   * others'.
+   * others'. Throws when the Redis replicas REDIS_WAIT_REPLICAS asks for did not acknowledge them:
+   * the caller (the sweep) must then leave them unpublished.
    */
   async publish(
     events: readonly DomainEvent[],
@@ -76,7 +104,31 @@ export class OutboxPublisher {
   ): Promise<void> {
     for (let i = 0; i < events.length; i += EVENT_BURST_MAX) {
       await this.publishBurst(events.slice(i, i + EVENT_BURST_MAX), origins.slice(i, i + EVENT_BURST_MAX));
+      if (!(await this.confirmed(true))) throw new UnconfirmedPublishError(this.options.durability!);
     }
+  }
+
+  /**
+   * Whether the replicas REDIS_WAIT_REPLICAS asks for hold everything published so far (one WAIT
+   * per queue connection, at once). A publish that may skip the wait does so for a while after one
+   * went unacknowledged, and counts as unconfirmed.
+   */
+  private async confirmed(mustWait: boolean): Promise<boolean> {
+    const { durability, logger } = this.options;
+    if (!durability || durability.replicas === 0) return true;
+    if (!mustWait && Date.now() < this.unconfirmedUntil) return false;
+    const holding = await Promise.all(
+      this.queues.map(async (queue) => (await replicasHolding(await queueClient(queue), durability)) ?? 0),
+    );
+    if (Math.min(...holding) >= durability.replicas) return true;
+    if (Date.now() >= this.unconfirmedUntil) {
+      logger.warn(
+        { replicas: holding, wanted: durability.replicas, timeoutMs: durability.timeoutMs },
+        'Redis replicas did not acknowledge published events; they stay unpublished in the outbox until the sweep sees them acknowledged',
+      );
+    }
+    this.unconfirmedUntil = Date.now() + UNCONFIRMED_BACKOFF_MS;
+    return false;
   }
 
   private publishBurst(events: readonly DomainEvent[], origins: readonly (WriteOrigin | null | undefined)[]) {
@@ -146,12 +198,17 @@ export class OutboxPublisher {
       });
   }
 
-  /** One round trip per queue, no transaction; the mark follows in a batch. */
+  /**
+   * One round trip per queue, no transaction; the mark follows in a batch. Events the Redis replicas
+   * have not acknowledged are left unmarked: the sweep publishes them again and marks them once
+   * acknowledged, so a failover to a replica that never received them cannot lose them.
+   */
   private async publishAndMark(
     events: readonly DomainEvent[],
     origins: readonly (WriteOrigin | undefined)[],
   ): Promise<void> {
-    await this.publish(events, origins);
+    await this.publishBurst(events, origins);
+    if (!(await this.confirmed(false))) return;
     this.toMark.push(...events.map((event) => event.eventId));
     if (this.toMark.length >= BATCH) this.flushMarks();
     else this.markTimer ??= setTimeout(() => this.flushMarks(), MARK_DELAY_MS);
