@@ -4,10 +4,12 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { Queue } from 'bullmq';
 import pg from 'pg';
+import { createKnex } from '../db/knex';
+import { consistencyTokenNow } from '../db/replicas/consistency-token';
 import { QUEUE } from '../domain/queues/queue-contracts';
 import { nodeArgsOf, type ProcessKind } from '../scripts/process-commands';
 import { startReplica, type TestReplica } from '../test/support/replica';
-import { cpuWindow, type CpuPerRequest, type TrackedProcess } from './process-cpu';
+import { cpuMsOfPids, cpuWindow, type CpuPerRequest, type TrackedProcess } from './process-cpu';
 
 /**
  * `BENCH_ONLY=replica npm run bench` (DESIGN §14, issue 15): reads on a real streaming replica.
@@ -124,10 +126,24 @@ export interface ReadAfterWriteRun {
   loadAverage: number[];
 }
 
+/** The token's statement alone, as the API runs it (a knex pool on the primary), one call after another. */
+export interface TokenStatementRun {
+  round: number;
+  calls: number;
+  /** Wall time per call, ms. */
+  p50: number;
+  p99: number;
+  /** CPU per call, ms: this (client) process, and the Postgres backend that answered. */
+  clientCpuMs: number;
+  backendCpuMs: number;
+  loadAverage: number[];
+}
+
 export interface ReplicaReport {
   reads: ReplicaReadRun[];
   writes: ReplicaWriteRun[];
   readAfterWrite: ReadAfterWriteRun[];
+  tokenStatement: TokenStatementRun[];
 }
 
 function cannon(opts: autocannon.Options): Promise<Result> {
@@ -189,7 +205,7 @@ async function replicaStatements(replica: pg.Pool): Promise<{ keyedReads: number
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
-  return Number(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!.toFixed(1));
+  return Number(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!.toFixed(2));
 }
 
 const loadAverage = () => os.loadavg().map((n) => Number(n.toFixed(1)));
@@ -217,7 +233,7 @@ export async function replicaBench(options: ReplicaBenchOptions): Promise<Replic
   });
   const replicaUrl = standby.urlFor(options.databaseUrl);
   const replicaDb = new pg.Pool({ connectionString: replicaUrl, max: 2 });
-  const report: ReplicaReport = { reads: [], writes: [], readAfterWrite: [] };
+  const report: ReplicaReport = { reads: [], writes: [], readAfterWrite: [], tokenStatement: [] };
   try {
     await until(async () => {
       const at = (await primaryDb.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn')).rows[0]!.lsn;
@@ -235,6 +251,11 @@ export async function replicaBench(options: ReplicaBenchOptions): Promise<Replic
         console.error(`  replica bench round ${round}, ${mode}…`);
         await measureMode(options, round, mode, { standby, primaryDb, replicaDb, replicaUrl, servers }, report);
       }
+      report.tokenStatement.push({ round, ...(await tokenStatement(options.databaseUrl)), loadAverage: loadAverage() });
+      const t = report.tokenStatement.at(-1)!;
+      console.error(
+        `    the token's statement alone: p50 ${t.p50} ms p99 ${t.p99} ms, CPU ${t.clientCpuMs} ms client + ${t.backendCpuMs} ms Postgres per call`,
+      );
     }
   } finally {
     await replicaDb.end();
@@ -414,6 +435,37 @@ async function measureMode(
   }
 }
 
+const TOKEN_CALLS = 3000;
+
+/** `consistencyTokenNow` (what each write answer runs with replicas) TOKEN_CALLS times on one pooled connection. */
+async function tokenStatement(databaseUrl: string): Promise<Omit<TokenStatementRun, 'round' | 'loadAverage'>> {
+  const knex = createKnex(databaseUrl, 1);
+  try {
+    const backend = (await knex.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+    for (let i = 0; i < 300; i++) await consistencyTokenNow(knex); // warm
+    const backendBefore = cpuMsOfPids([backend]).get(backend)!;
+    const clientBefore = process.cpuUsage();
+    const times: number[] = [];
+    for (let i = 0; i < TOKEN_CALLS; i++) {
+      const t0 = performance.now();
+      await consistencyTokenNow(knex);
+      times.push(performance.now() - t0);
+    }
+    const client = process.cpuUsage(clientBefore);
+    const backendCpu = cpuMsOfPids([backend]).get(backend)! - backendBefore;
+    times.sort((a, b) => a - b);
+    return {
+      calls: TOKEN_CALLS,
+      p50: Number(percentile(times, 50).toFixed(2)),
+      p99: Number(percentile(times, 99).toFixed(2)),
+      clientCpuMs: Number(((client.user + client.system) / 1000 / TOKEN_CALLS).toFixed(3)),
+      backendCpuMs: Number((backendCpu / TOKEN_CALLS).toFixed(3)),
+    };
+  } finally {
+    await knex.destroy();
+  }
+}
+
 /** Sets the replica's replay delay; back to none, waits until it has replayed what the primary wrote. */
 async function applyDelay(standby: TestReplica, primaryDb: pg.Pool, replicaDb: pg.Pool, ms: number): Promise<void> {
   await standby.setApplyDelay(ms);
@@ -522,6 +574,14 @@ function printReplicaReport(report: ReplicaReport): void {
   for (const w of report.writes) {
     console.log(
       `| ${w.round} | ${w.mode} | ${w.concurrency} | ${w.rps} | ${w.p50} | ${w.p99} | ${w.errors} | ${labels.map((l) => ms(w.cpu.perProcess[l])).join(' | ')} | ${ms(w.cpu.total)} | ${w.loadAverage.join(' ')} |`,
+    );
+  }
+  console.log('\nThe token statement alone (`select pg_current_wal_lsn()` through a knex pool, calls in a row)\n');
+  console.log('| round | calls | p50 ms | p99 ms | client CPU ms/call | Postgres CPU ms/call | load avg |');
+  console.log('| --- | --: | --: | --: | --: | --: | --- |');
+  for (const t of report.tokenStatement) {
+    console.log(
+      `| ${t.round} | ${t.calls} | ${t.p50} | ${t.p99} | ${t.clientCpuMs} | ${t.backendCpuMs} | ${t.loadAverage.join(' ')} |`,
     );
   }
   console.log(`\nRead after write: ${RAW_CONCURRENCY} clients, each POST then GET of what it made\n`);
