@@ -61,6 +61,8 @@ export async function createApiRuntime(config: AppConfig, logger: Logger): Promi
     registry: metrics?.registry,
   });
   changes.start();
+  // Serve streams from the first request when the database answers (it is not waited for otherwise).
+  await changes.ready(2000);
   const app = createApp({ config, knex, redis, logger, queues, commandBus, metrics, replicas, changes });
   return {
     app,

@@ -196,8 +196,13 @@ export class ChangeHub {
     this.wake();
   }
 
-  get openStreams(): number {
-    return this.streams.size;
+  /** Resolves true once the log has been read once (the position is known), false after `timeoutMs`. */
+  async ready(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.position === null && !this.closed && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return this.position !== null;
   }
 
   /** A new stream, counted against the limits; or why not. */

@@ -13,6 +13,9 @@ export const EVENT_STREAM = 'text/event-stream';
 /** What a stream full of listeners asks a client to wait, in seconds. */
 const RETRY_AFTER_SECONDS = 5;
 
+/** How long a request waits for a hub that has not read the log yet before answering 503. */
+const NOT_READY_WAIT_MS = 2000;
+
 /** Where a stream starts: after this activity id, or (null) at "now". */
 type ResumePoint = number | null;
 
@@ -62,6 +65,8 @@ export function changesRoutes(deps: ChangesRouteDeps): Router {
     const resume = resumePointOf(req);
     if (!req.accepts(EVENT_STREAM)) throw notAcceptable(`GET /Changes is offered as ${EVENT_STREAM} only.`);
     const hub = deps.hub;
+    // Only just started (or the database was down when it did): wait a little for its first read.
+    if (hub.position === null) await hub.ready(NOT_READY_WAIT_MS);
     // A resume point past the log's end names no activity (another database, or made up).
     if (resume !== null && (hub.position === null || resume > hub.position)) {
       if (resume > (await latestActivityId(deps.knex))) {
