@@ -777,9 +777,14 @@ function changesPath(): Record<string, unknown> {
               in: 'header',
               required: false,
               schema: activityId,
-              description: 'The id of the last event received (an EventSource sends it when it reconnects); wins over `since`.',
+              description:
+                'The id of the last event received (an EventSource sends it when it reconnects); wins over `since`.',
             },
-            queryParam('since', activityId, 'Start after this Activity Id (what `Last-Event-ID` says, for clients that cannot set headers).'),
+            queryParam(
+              'since',
+              activityId,
+              'Start after this Activity Id (what `Last-Event-ID` says, for clients that cannot set headers).',
+            ),
           ],
           responses: {
             200: {
