@@ -120,7 +120,8 @@ export async function changesFeed(options: {
     autocannon(
       {
         url: `${service}/Schemes`,
-        connections: 8,
+        // Enough connections for the rate to be reached while each POST awaits its command.
+        connections: 32,
         overallRate: rate,
         duration: seconds,
         method: 'POST',

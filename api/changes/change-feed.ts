@@ -205,15 +205,21 @@ export class ChangeHub {
     return this.position !== null;
   }
 
-  /** A new stream, counted against the limits; or why not. */
-  open(res: Response, subject: string): ChangeStream | OpenRefusal {
+  /** Why a stream of `subject` cannot be opened now, if it cannot (checked before any query). */
+  refusal(subject: string): OpenRefusal | undefined {
     if (this.position === null || this.closed) return 'not-ready';
     if (this.streams.size >= this.deps.maxListeners) return 'listeners';
-    const mine = this.perSubject.get(subject) ?? 0;
-    if (mine >= this.deps.maxPerSubject) return 'subject';
+    if ((this.perSubject.get(subject) ?? 0) >= this.deps.maxPerSubject) return 'subject';
+    return undefined;
+  }
+
+  /** A new stream, counted against the limits; or why not. */
+  open(res: Response, subject: string): ChangeStream | OpenRefusal {
+    const refused = this.refusal(subject);
+    if (refused) return refused;
     const stream = new ChangeStream(res, subject, this);
     this.streams.add(stream);
-    this.perSubject.set(subject, mine + 1);
+    this.perSubject.set(subject, (this.perSubject.get(subject) ?? 0) + 1);
     return stream;
   }
 

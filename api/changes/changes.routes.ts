@@ -5,7 +5,7 @@ import { badRequest, notAcceptable, tooManyRequests, unavailable } from '../../d
 import { decodeId } from '../../domain/ids/id-codec';
 import { requireDefaultPolicy } from '../auth/require-role';
 import { callerOf } from '../auth/caller';
-import { FEED_PAGE_ROWS, RECONNECT_MS, type ChangeHub, type ChangeStream } from './change-feed';
+import { FEED_PAGE_ROWS, RECONNECT_MS, type ChangeHub, type ChangeStream, type OpenRefusal } from './change-feed';
 
 /** The media type of the stream. */
 export const EVENT_STREAM = 'text/event-stream';
@@ -47,6 +47,23 @@ function resumePointOf(req: Request): ResumePoint {
   return sinceId;
 }
 
+/** The problem of a stream that cannot be opened now. */
+function refuse(hub: ChangeHub, refusal: OpenRefusal | undefined): void {
+  if (refusal === 'not-ready') throw unavailable('The change feed is starting; try again shortly.');
+  if (refusal === 'listeners') {
+    throw unavailable(
+      `This process serves at most ${hub.settings.maxListeners} change streams at once (CHANGES_MAX_LISTENERS); try again shortly.`,
+      RETRY_AFTER_SECONDS,
+    );
+  }
+  if (refusal === 'subject') {
+    throw tooManyRequests(
+      `Too many change streams at once: at most ${hub.settings.maxPerSubject} per caller (CHANGES_MAX_LISTENERS_PER_SUBJECT); close one first.`,
+      RETRY_AFTER_SECONDS,
+    );
+  }
+}
+
 export interface ChangesRouteDeps {
   knex: Knex;
   hub: ChangeHub;
@@ -65,30 +82,23 @@ export function changesRoutes(deps: ChangesRouteDeps): Router {
     const resume = resumePointOf(req);
     if (!req.accepts(EVENT_STREAM)) throw notAcceptable(`GET /Changes is offered as ${EVENT_STREAM} only.`);
     const hub = deps.hub;
+    const subject = callerOf(req).subject;
     // Only just started (or the database was down when it did): wait a little for its first read.
     if (hub.position === null) await hub.ready(NOT_READY_WAIT_MS);
+    // The limits first, so a flood of refused requests costs no query.
+    refuse(hub, hub.refusal(subject));
     // A resume point past the log's end names no activity (another database, or made up).
-    if (resume !== null && (hub.position === null || resume > hub.position)) {
+    if (resume !== null && resume > hub.position!) {
       if (resume > (await latestActivityId(deps.knex))) {
         throw badRequest('Last-Event-ID / since: names no activity recorded yet');
       }
     }
     // The first page before the answer starts: a database that cannot answer is a 503 problem.
     const firstPage = resume === null ? [] : await activitiesAfter(deps.knex, resume, FEED_PAGE_ROWS);
-    const stream = hub.open(res, callerOf(req).subject);
-    if (stream === 'not-ready') throw unavailable('The change feed is starting; try again shortly.');
-    if (stream === 'listeners') {
-      throw unavailable(
-        `This process serves at most ${hub.settings.maxListeners} change streams at once (CHANGES_MAX_LISTENERS); try again shortly.`,
-        RETRY_AFTER_SECONDS,
-      );
-    }
-    if (stream === 'subject') {
-      throw tooManyRequests(
-        `Too many change streams at once: at most ${hub.settings.maxPerSubject} per caller (CHANGES_MAX_LISTENERS_PER_SUBJECT); close one first.`,
-        RETRY_AFTER_SECONDS,
-      );
-    }
+    // A client gone while the page was read: its close has passed, so no stream is opened for it.
+    if (req.socket.destroyed || res.destroyed) return;
+    const stream = hub.open(res, subject);
+    if (typeof stream === 'string') return refuse(hub, stream);
     res.status(200);
     res.setHeader('Content-Type', `${EVENT_STREAM}; charset=utf-8`);
     res.setHeader('Cache-Control', 'no-cache');
