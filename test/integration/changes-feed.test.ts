@@ -274,6 +274,31 @@ test.serial('a listener that stops reading is dropped past its buffer limit; ano
   t.deepEqual(got, expected);
 });
 
+test.serial('a client that goes away in the middle of a long catch-up frees its place', async (t) => {
+  const before = await metric('emapi_changes_listeners');
+  t.true((await latestId()) > 2000, 'history of many pages (the slow-listener test wrote it)');
+  // Reads the first bytes of a resume from the start of the log, then hangs up.
+  const socket = net.connect(Number(new URL(stack.baseUrl).port), '127.0.0.1');
+  t.teardown(() => socket.destroy());
+  await once(socket, 'connect');
+  socket.write(`GET /Changes?since=${encodeId('Activity', 1)} HTTP/1.1\r\nHost: test\r\n\r\n`);
+  let text = '';
+  await new Promise<void>((resolve) =>
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+      if (text.includes('\nid: ')) resolve();
+    }),
+  );
+  t.is(await metric('emapi_changes_listeners'), before + 1);
+  socket.destroy();
+  await eventually(async () => (await metric('emapi_changes_listeners')) === before);
+  // The process goes on serving: a new stream still gets the next change.
+  const stream = await open(t);
+  const id = await create(stack, 'Schemes', { SchemeName: 'After A Hang-Up' });
+  await stream.waitUntil(() => stream.events.some((e) => JSON.parse(e.data).EntityId === id));
+  t.pass();
+});
+
 test.serial('a keep-alive comment comes every CHANGES_HEARTBEAT_MS', async (t) => {
   const stream = await open(t);
   await stream.waitUntil(() => stream.comments.filter((c) => c === 'keep-alive').length >= 2);
