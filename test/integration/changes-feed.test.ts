@@ -14,6 +14,7 @@ import { startStack, workerProcessEnv, type Stack } from '../support/stack';
 import { TestQueues, eventually, makeEvent } from '../support/queues';
 import { create, patch } from '../support/writes';
 import { assertForbidden, assertUnauthorized } from '../support/auth';
+import { checkedFetch } from '../support/contract';
 import { bearer } from '../support/jwks-server';
 import { isStream, openSse, type SseError, type SseEvent, type SseStream } from '../support/sse-client';
 import { spawnWorkerProcesses } from '../support/worker-processes';
@@ -303,6 +304,16 @@ test.serial('a keep-alive comment comes every CHANGES_HEARTBEAT_MS', async (t) =
   const stream = await open(t);
   await stream.waitUntil(() => stream.comments.filter((c) => c === 'keep-alive').length >= 2);
   t.true(stream.raw().includes('\n: keep-alive\n\n'));
+});
+
+test.serial('the contract check of fetch answers takes an event stream without reading it to its end', async (t) => {
+  const abort = new AbortController();
+  t.teardown(() => abort.abort());
+  const res = await checkedFetch(`${stack.baseUrl}/Changes`, { signal: abort.signal });
+  t.is(res.status, 200);
+  const reader = res.body!.getReader();
+  const { value } = await reader.read();
+  t.true(Buffer.from(value!).toString().startsWith('retry: '));
 });
 
 test.serial('the LISTEN connection killed: changes committed meanwhile arrive once it is back', async (t) => {
