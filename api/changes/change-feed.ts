@@ -27,6 +27,8 @@ export interface ChangeFeedSettings {
   maxPerSubject: number;
   /** Bytes a stream may have waiting to be written before it is dropped (CHANGES_MAX_BUFFER_BYTES). */
   maxBufferBytes: number;
+  /** A stream with bytes waiting whose client takes none for this long is dropped (CHANGES_STALL_MS). */
+  stallMs: number;
 }
 
 export interface ChangeFeedDeps extends ChangeFeedSettings {
@@ -235,13 +237,22 @@ export class ChangeHub {
   }
 
   dropSlow(stream: ChangeStream): void {
-    this.metrics?.dropped.inc();
+    this.metrics?.dropped.inc({ reason: 'behind' });
     stream.res.req.log?.warn(
       { subject: stream.subject, lastSent: stream.lastSent, buffered: stream.res.writableLength },
       'change stream dropped: the client fell behind (CHANGES_MAX_BUFFER_BYTES)',
     );
     stream.end(
       `dropped: this stream fell more than ${this.deps.maxBufferBytes} bytes behind (CHANGES_MAX_BUFFER_BYTES); reconnect with Last-Event-ID to resume`,
+    );
+  }
+
+  /** A stream whose client took no byte for CHANGES_STALL_MS (api/limits/stall-guard.ts destroys it). */
+  countStalled(stream: ChangeStream): void {
+    this.metrics?.dropped.inc({ reason: 'stalled' });
+    stream.res.req.log?.warn(
+      { subject: stream.subject, lastSent: stream.lastSent, stallMs: this.deps.stallMs },
+      'change stream dropped: the client took no byte (CHANGES_STALL_MS)',
     );
   }
 

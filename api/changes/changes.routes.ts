@@ -5,6 +5,7 @@ import { badRequest, notAcceptable, tooManyRequests, unavailable } from '../../d
 import { decodeId } from '../../domain/ids/id-codec';
 import { requireDefaultPolicy } from '../auth/require-role';
 import { callerOf } from '../auth/caller';
+import { dropWhenStalled } from '../limits/stall-guard';
 import { FEED_PAGE_ROWS, RECONNECT_MS, type ChangeHub, type ChangeStream, type OpenRefusal } from './change-feed';
 
 /** The media type of the stream. */
@@ -111,6 +112,9 @@ export function changesRoutes(deps: ChangesRouteDeps): Router {
     req.socket.setTimeout(0);
     req.socket.setNoDelay(true);
     res.write(`retry: ${RECONNECT_MS}\n\n`);
+    // A client that takes nothing while bytes wait (catch-up waiting to drain, or live) is let go.
+    const unwatch = dropWhenStalled(res, hub.settings.stallMs, () => hub.countStalled(stream));
+    res.once('close', unwatch);
     await catchUp(req, deps, stream, resume, firstPage);
   });
   return router;

@@ -232,6 +232,10 @@ export const ENVIRONMENT = {
     default: 100,
     desc: 'GET /Changes streams of one caller in one API process (429 + Retry-After)',
   }),
+  CHANGES_STALL_MS: positive({
+    default: 60_000,
+    desc: 'GET /Changes: a stream with bytes waiting whose client takes none this long is dropped',
+  }),
   CHANGES_MAX_BUFFER_BYTES: positive({
     default: 1024 * 1024,
     desc: 'GET /Changes: bytes a stream may have waiting for its client before it is dropped (a slow listener)',

@@ -69,6 +69,7 @@ export interface AppConfig {
     maxListeners: number;
     maxPerSubject: number;
     maxBufferBytes: number;
+    stallMs: number;
   };
   /** Interface the API listens on: 127.0.0.1 whenever mock authentication is on (DESIGN §13). */
   listenHost: string;
@@ -196,6 +197,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxListeners: e.CHANGES_MAX_LISTENERS,
       maxPerSubject: e.CHANGES_MAX_LISTENERS_PER_SUBJECT,
       maxBufferBytes: e.CHANGES_MAX_BUFFER_BYTES,
+      stallMs: e.CHANGES_STALL_MS,
     },
     batch: { maxRequests: e.BATCH_MAX_REQUESTS, maxBytes: e.BATCH_MAX_BYTES, timeoutMs: e.BATCH_TIMEOUT_MS },
     listenHost: e.LISTEN_HOST || (mock ? '127.0.0.1' : '0.0.0.0'),

@@ -224,16 +224,18 @@ test.serial(
   },
 );
 
-/** The value of a counter or gauge on /metrics. */
-async function metric(name: string): Promise<number> {
-  const res = await stack.get('/metrics');
-  const line = res.text.split('\n').find((l) => l.startsWith(`${name} `));
-  return line ? Number(line.split(' ')[1]) : 0;
+/** The value of a counter or gauge on a stack's /metrics: its samples summed, or the one with `labels`. */
+async function metric(name: string, labels = '', on: Stack = stack): Promise<number> {
+  const res = await on.get('/metrics');
+  return res.text
+    .split('\n')
+    .filter((l) => l.startsWith(labels ? `${name}{${labels}} ` : `${name} `) || (!labels && l.startsWith(`${name}{`)))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }
 
 test.serial('a listener that stops reading is dropped past its buffer limit; another keeps every change', async (t) => {
   const reader = await open(t);
-  const droppedBefore = await metric('emapi_changes_listeners_dropped_total');
+  const droppedBefore = await metric('emapi_changes_listeners_dropped_total', 'reason="behind"');
   // A raw connection that sends its request and never reads.
   const slow = net.connect(Number(new URL(stack.baseUrl).port), '127.0.0.1');
   t.teardown(() => slow.destroy());
@@ -253,10 +255,13 @@ test.serial('a listener that stops reading is dropped past its buffer limit; ano
     await queues.queue(QUEUE.notifications).add(job.name, job.data, job.opts);
     if (round % 10 === 9) {
       await eventually(async () => (await latestId()) - start >= sent, 30_000);
-      if ((await metric('emapi_changes_listeners_dropped_total')) > droppedBefore) break;
+      if ((await metric('emapi_changes_listeners_dropped_total', 'reason="behind"')) > droppedBefore) break;
     }
   }
-  await eventually(async () => (await metric('emapi_changes_listeners_dropped_total')) > droppedBefore, 30_000);
+  await eventually(
+    async () => (await metric('emapi_changes_listeners_dropped_total', 'reason="behind"')) > droppedBefore,
+    30_000,
+  );
   t.is(await metric('emapi_changes_listeners'), 1, 'only the reader is left');
 
   // The dropped stream's last words, once its client reads again.
@@ -404,6 +409,30 @@ test.serial('a stream ends with a last comment when its server shuts down', asyn
   closed = true;
   await answer.waitUntil(() => answer.ended);
   t.true(answer.comments.some((c) => c.startsWith('the server is shutting down')));
+});
+
+test('a client that takes no byte for CHANGES_STALL_MS while bytes wait is let go', async (t) => {
+  const own = await startStack({ workers: [], env: { METRICS_ENABLED: 'true', CHANGES_STALL_MS: '300' } });
+  t.teardown(() => own.close());
+  // More history than the kernel's socket buffers hold (a few MB on loopback), recorded as the
+  // notification worker records it.
+  for (let i = 0; i < 130; i++) {
+    await recordActivities(
+      own.knex,
+      Array.from({ length: 200 }, (_, j) => makeEvent('Scheme', 'Updated', 5_000_000 + i * 200 + j)),
+    );
+  }
+  const socket = net.connect(Number(new URL(own.baseUrl).port), '127.0.0.1');
+  t.teardown(() => socket.destroy());
+  await once(socket, 'connect');
+  socket.pause();
+  socket.write(`GET /Changes?since=${encodeId('Activity', 1)} HTTP/1.1\r\nHost: test\r\n\r\n`);
+  await eventually(async () => (await metric('emapi_changes_listeners_dropped_total', 'reason="stalled"', own)) === 1);
+  t.is(await metric('emapi_changes_listeners', '', own), 0);
+  const closed = once(socket, 'close');
+  socket.resume();
+  await closed;
+  t.pass();
 });
 
 test('listener limits: per caller 429, per process 503; no token 401, no role 403', async (t) => {
