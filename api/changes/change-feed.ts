@@ -72,7 +72,7 @@ export class ChangeStream {
   lastSent = 0;
   live = false;
   closed = false;
-  private readonly closeWaiters: (() => void)[] = [];
+  private readonly closeWaiters = new Set<() => void>();
 
   constructor(
     readonly res: Response,
@@ -97,10 +97,11 @@ export class ChangeStream {
     return new Promise((resolve) => {
       const done = () => {
         this.res.off('drain', done);
+        this.closeWaiters.delete(done);
         resolve();
       };
       this.res.once('drain', done);
-      this.closeWaiters.push(done);
+      this.closeWaiters.add(done);
     });
   }
 
@@ -160,7 +161,7 @@ export class ChangeStream {
     this.closed = true;
     this.live = false;
     this.hub.forget(this);
-    for (const waiter of this.closeWaiters.splice(0)) waiter();
+    for (const waiter of [...this.closeWaiters]) waiter();
   }
 }
 
