@@ -1,7 +1,6 @@
 import type { Response } from 'express';
 import type { Knex } from 'knex';
-import pg from 'pg';
-import { ACTIVITY_CHANNEL } from '../../db/activities/activity-log';
+import { listenForActivities, type ActivityListener } from '../../db/activities/activity-listener';
 import { activitiesAfter, latestActivityId, type FeedRow } from '../../db/activities/activity-feed';
 import { encodeId } from '../../domain/ids/id-codec';
 import type { Logger } from '../../infra/logger';
@@ -47,8 +46,6 @@ export const RECONNECT_MS = 2000;
 const MAX_BACKOFF_MS = 5000;
 /** How long a dropped stream may take to flush its last words before its socket is destroyed. */
 const DROP_GRACE_MS = 10_000;
-/** `application_name` of the LISTEN connection (what pg_stat_activity shows). */
-export const LISTEN_APPLICATION_NAME = 'emapi-change-feed';
 
 const HEARTBEAT = Buffer.from(': keep-alive\n\n');
 
@@ -175,7 +172,7 @@ export class ChangeHub {
   private readonly streams = new Set<ChangeStream>();
   private readonly perSubject = new Map<string, number>();
   private readonly metrics?: ChangeFeedMetrics;
-  private client?: pg.Client;
+  private listener?: ActivityListener;
   private connecting = false;
   private backoffMs = 100;
   private reading = false;
@@ -275,9 +272,9 @@ export class ChangeHub {
     this.closed = true;
     this.timers.forEach((timer) => clearInterval(timer));
     for (const stream of [...this.streams]) stream.end('the server is shutting down; reconnect with Last-Event-ID');
-    const client = this.client;
-    this.client = undefined;
-    await client?.end().catch(() => undefined);
+    const listener = this.listener;
+    this.listener = undefined;
+    await listener?.end();
   }
 
   private async read(): Promise<void> {
@@ -307,53 +304,44 @@ export class ChangeHub {
 
   private poll(): void {
     this.wake();
-    // A connection that died without an error event (a silent network) shows up here.
-    const client = this.client;
-    if (client && !this.connecting) client.query('select 1').catch((err: Error) => this.lost(client, err));
+    const listener = this.listener;
+    listener?.ping().catch((err: Error) => this.lost(listener, err));
   }
 
   private async connect(): Promise<void> {
     if (this.closed || this.connecting) return;
     this.connecting = true;
-    const client = new pg.Client({
-      connectionString: this.deps.databaseUrl,
-      application_name: LISTEN_APPLICATION_NAME,
-      keepAlive: true,
-    });
-    client.on('error', (err) => this.lost(client, err));
-    client.on('end', () => this.lost(client, new Error('connection ended')));
-    client.on('notification', (message) => {
-      const id = Number(message.payload);
-      if (this.position === null || !(id <= this.position)) this.wake();
-    });
+    let listener: ActivityListener | undefined;
     try {
-      await client.connect();
-      await client.query(`listen ${ACTIVITY_CHANNEL}`);
+      listener = await listenForActivities(this.deps.databaseUrl, {
+        onNotify: (id) => {
+          if (this.position === null || id > this.position) this.wake();
+        },
+        onLost: (err) => this.lost(listener, err),
+      });
       if (this.closed) {
-        await client.end().catch(() => undefined);
+        await listener.end();
         return;
       }
-      this.client = client;
+      this.listener = listener;
       this.backoffMs = 100;
       // Whatever was committed while no connection listened is read now.
       this.wake();
     } catch (err) {
-      this.retryConnect(client, err as Error);
+      this.reconnectLater(err as Error);
     } finally {
       this.connecting = false;
     }
   }
 
-  private lost(client: pg.Client, err: Error): void {
-    if (this.client !== client) return;
-    this.client = undefined;
-    this.retryConnect(client, err);
+  private lost(listener: ActivityListener | undefined, err: Error): void {
+    if (!listener || this.listener !== listener) return;
+    this.listener = undefined;
+    void listener.end();
+    this.reconnectLater(err);
   }
 
-  private retryConnect(client: pg.Client, err: Error): void {
-    client.removeAllListeners('end');
-    client.on('error', () => undefined);
-    void client.end().catch(() => undefined);
+  private reconnectLater(err: Error): void {
     if (this.closed) return;
     const wait = this.backoffMs;
     this.backoffMs = Math.min(MAX_BACKOFF_MS, this.backoffMs * 2);

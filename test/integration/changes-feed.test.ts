@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import net from 'node:net';
 import path from 'node:path';
 import { ACTIVITY_LOCK_SPACE, recordActivities } from '../../db/activities/activity-log';
-import { LISTEN_APPLICATION_NAME } from '../../api/changes/change-feed';
+import { LISTEN_APPLICATION_NAME } from '../../db/activities/activity-listener';
 import { decodeId, encodeId } from '../../domain/ids/id-codec';
 import { eventBurstJob } from '../../domain/queues/job-registry';
 import { QUEUE } from '../../domain/queues/queue-contracts';
