@@ -53,6 +53,8 @@ async function main(): Promise<void> {
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      // Open GET /Changes streams never end by themselves: ended here, each says why.
+      await runtime.endStreams();
       await closed;
       await runtime.close();
     },

@@ -12,6 +12,7 @@ import { processRegistry, type Registry } from '../infra/metrics/registry';
 import { isClusterChild, joinClusterMetrics } from '../infra/metrics/cluster-metrics';
 import type { Scrape } from '../infra/metrics/metrics-server';
 import { registerApiMetrics } from './http/metrics';
+import { ChangeHub } from './changes/change-feed';
 
 /** Everything one API process runs on, built once from its configuration. */
 export interface ApiRuntime {
@@ -22,6 +23,13 @@ export interface ApiRuntime {
   commandBus: CommandBus;
   /** This runtime's metrics registry when METRICS_ENABLED (one per runtime: tests run several). */
   metrics?: Registry;
+  /** GET /Changes' hub: this process's one LISTEN connection and its open streams. */
+  changes: ChangeHub;
+  /**
+   * Ends every open change stream (each with a last comment saying why), so a closing server is not
+   * held open by them: call it right after `server.close()`.
+   */
+  endStreams(): Promise<void>;
   /** Closes the queues, the command bus and both store connections (after the server closed). */
   close(): Promise<void>;
 }
@@ -44,7 +52,18 @@ export async function createApiRuntime(config: AppConfig, logger: Logger): Promi
     : undefined;
   await replicas?.start();
   const metrics = config.metrics.enabled ? apiMetrics({ knex, queues, logger, replicas }) : undefined;
-  const app = createApp({ config, knex, redis, logger, queues, commandBus, metrics, replicas });
+  // The LISTEN connection goes to the primary: notifications are not relayed to replicas.
+  const changes = new ChangeHub({
+    ...config.changes,
+    knex,
+    databaseUrl: config.databaseUrl,
+    logger,
+    registry: metrics?.registry,
+  });
+  changes.start();
+  // Serve streams from the first request when the database answers (it is not waited for otherwise).
+  await changes.ready(2000);
+  const app = createApp({ config, knex, redis, logger, queues, commandBus, metrics, replicas, changes });
   return {
     app,
     metrics: metrics?.registry,
@@ -52,7 +71,10 @@ export async function createApiRuntime(config: AppConfig, logger: Logger): Promi
     redis,
     queues,
     commandBus,
+    changes,
+    endStreams: () => changes.close(),
     async close() {
+      await changes.close();
       await queues.close();
       await commandBus.close();
       await Promise.allSettled([knex.destroy(), redis.quit(), replicas?.close()]);

@@ -31,6 +31,8 @@ import type { Registry } from '../infra/metrics/registry';
 import type { Scrape } from '../infra/metrics/metrics-server';
 import { metricsRoutes, requestMetrics } from './http/metrics';
 import { openApiRoutes } from './openapi/openapi.routes';
+import type { ChangeHub } from './changes/change-feed';
+import { changesRoutes } from './changes/changes.routes';
 
 export interface AppDeps {
   config: AppConfig;
@@ -45,6 +47,8 @@ export interface AppDeps {
   replicas?: ReplicaSet;
   /** With METRICS_ENABLED: the registry requests are counted in, and what `GET /metrics` answers. */
   metrics?: { registry: Registry; scrape(): Promise<Scrape> };
+  /** GET /Changes' hub (api/changes/change-feed.ts), started by the runtime. */
+  changes: ChangeHub;
 }
 
 /** Builds the HTTP application; no listening, no process handling (that is main.ts). */
@@ -134,6 +138,7 @@ export function createApp(deps: AppDeps): Express {
       stallMs: limits.exportStallMs,
     }),
   );
+  app.use(changesRoutes({ knex: deps.knex, hub: deps.changes }));
   app.use(requireDefaultPolicy);
   app.use(commandRoutes({ knex: deps.knex, commandBus: deps.commandBus }));
   app.use(

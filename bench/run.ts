@@ -15,6 +15,7 @@ import { READ_SCENARIOS } from './scenarios';
 import { WriteMeasures } from './write-floors';
 import { replicaBench, type ReplicaReport } from './replica-reads';
 import { tracingCost, type TracingRun } from './tracing-cost';
+import { changesFeed, printChangesFeed, type ChangesFeedReport } from './changes-feed';
 
 /**
  * `npm run bench`: drives the running service and the floor with autocannon at concurrency 1 and
@@ -216,6 +217,8 @@ async function main(): Promise<void> {
     OUTBOX_RETENTION_HOURS: String(RETENTION_WINDOW_S / 3600),
     COMMAND_LOG_RETENTION_HOURS: String(RETENTION_WINDOW_S / 3600),
     RETENTION_INTERVAL_MS: String(RETENTION_INTERVAL_MS),
+    // GET /Changes at scale: every stream is the one mock caller's; drops are read from /metrics.
+    ...(selected('changes') ? { METRICS_ENABLED: 'true', CHANGES_MAX_LISTENERS_PER_SUBJECT: '5000' } : {}),
   };
   // Each process as `npm start` runs it (package.json scripts, V8 flags included).
   const api = start(nodeArgsOf('api'), { ...env, PORT: String(API_PORT) });
@@ -408,6 +411,11 @@ async function main(): Promise<void> {
       peakRssMiB: exportRss(),
     });
   }
+  // 1,000 GET /Changes streams on the one API process while POSTs arrive (bench/changes-feed.ts).
+  let changes: ChangesFeedReport | undefined;
+  if (selected('changes')) {
+    changes = await changesFeed({ db, service, rss, eventsDrained: eventBacklogDrained });
+  }
   // Retention at the sustained POST rate: rows held in the outbox and the command log vs the window.
   let retention:
     | {
@@ -545,6 +553,7 @@ async function main(): Promise<void> {
   }
   const writesReport = measures.cpu.length ? measures.report(rows) : undefined;
   if (batch) printBatchImport(batch);
+  if (changes) printChangesFeed(changes);
   console.log(`API peak RSS over the whole run: ${peakRss.toFixed(0)} MiB`);
 
   mkdirSync(path.join(PROJECT_ROOT, 'bench/results'), { recursive: true });
@@ -564,6 +573,7 @@ async function main(): Promise<void> {
         batch,
         tracing,
         replica,
+        changes,
         apiProcesses: process.env.API_PROCESSES ?? '1',
         commandWorkerProcesses: process.env.COMMAND_WORKER_PROCESSES ?? '1',
         apiPeakRssMiB: peakRss,

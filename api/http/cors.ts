@@ -10,6 +10,7 @@ const ALLOWED_HEADERS = [
   'Prefer',
   'Idempotency-Key',
   'X-Request-Id',
+  'Last-Event-ID', // GET /Changes resumed by a fetch-based event-stream client
 ];
 
 /**

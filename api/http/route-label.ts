@@ -13,6 +13,7 @@ export const UNMATCHED = 'unmatched';
 const FIXED = new Map(
   [
     '/$batch',
+    '/Changes',
     '/metrics',
     '/health/live',
     '/health/ready',

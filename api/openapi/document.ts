@@ -9,6 +9,7 @@ import { JOB_STATES } from '../jobs/job-listing';
 import { JSON_TYPE, PROBLEM_TYPE } from '../../domain/responses/answer';
 import { componentSchemas, ref, writeSchemaName, type Schema } from './schemas';
 import { DOCS_ASSETS, DOCS_INIT_FILE } from './docs-page';
+import { EVENT_STREAM } from '../changes/changes.routes';
 
 /**
  * The OpenAPI 3.1 document of the service (DESIGN §15), generated from the entity definitions and
@@ -754,6 +755,51 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
   };
 }
 
+/** `GET /Changes` (DESIGN §16): the activity log as Server-Sent Events. */
+function changesPath(): Record<string, unknown> {
+  const activityId = { type: 'string', pattern: '^[A-Za-z0-9_-]{6}(==)?$' };
+  return {
+    '/Changes': {
+      get: operation(
+        POLICY.default,
+        {
+          id: 'streamChanges',
+          tag: 'Changes',
+          summary: 'The activity log, live, as Server-Sent Events',
+          description: [
+            'A stream that never ends by itself. It opens with a `retry:` field, then each new activity-log entry is one event: `id:` its Id (as `GET /Activities` shows it), `event:` its EventType, `data:` the entry exactly as `GET /Activities/{key}` answers it. A `: keep-alive` comment comes every CHANGES_HEARTBEAT_MS (15 s).',
+            'Without `Last-Event-ID` or `since` the stream starts now; with one, every entry after that Id comes first, then the live ones: nothing missed, nothing twice, in increasing Id order (entries are committed in Id order).',
+            'A client that falls more than CHANGES_MAX_BUFFER_BYTES behind is dropped (a last comment says why): reconnect with `Last-Event-ID`.',
+          ].join('\n\n'),
+          parameters: [
+            {
+              name: 'Last-Event-ID',
+              in: 'header',
+              required: false,
+              schema: activityId,
+              description:
+                'The id of the last event received (an EventSource sends it when it reconnects); wins over `since`.',
+            },
+            queryParam(
+              'since',
+              activityId,
+              'Start after this Activity Id (what `Last-Event-ID` says, for clients that cannot set headers).',
+            ),
+          ],
+          responses: {
+            200: {
+              description: 'The stream (`text/event-stream`, UTF-8).',
+              headers: { 'Cache-Control': { schema: { const: 'no-cache' }, required: true } },
+              content: { [EVENT_STREAM]: { schema: { type: 'string' } } },
+            },
+          },
+        },
+        [400, 406],
+      ),
+    },
+  };
+}
+
 /** Marks the operations a `$batch` may hold (DESIGN §12: the entity routes). */
 function inBatch(items: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -772,6 +818,7 @@ export function buildOpenApiDocument(settings: DocumentSettings): Record<string,
   const paths: Record<string, unknown> = {};
   for (const entity of [...ENTITIES, ...READ_MODELS]) Object.assign(paths, inBatch(entityPaths(entity, settings)));
   Object.assign(paths, servicePaths(settings));
+  Object.assign(paths, changesPath());
   for (const entity of [...ENTITIES, ...READ_MODELS]) Object.assign(paths, exportPath(entity));
   return {
     openapi: '3.1.0',
@@ -794,6 +841,7 @@ export function buildOpenApiDocument(settings: DocumentSettings): Record<string,
       { name: 'Roles' },
       { name: 'Jobs' },
       { name: 'Export' },
+      { name: 'Changes' },
       { name: 'Service' },
     ],
     paths,

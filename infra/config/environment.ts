@@ -232,6 +232,30 @@ export const ENVIRONMENT = {
   MAX_PENDING_COMMANDS_PER_SUBJECT: positive({ default: 200, desc: 'commands queued or running per caller (429)' }),
   MAX_EXPORTS_PER_SUBJECT: positive({ default: 2, desc: 'exports per caller at once, across API processes (429)' }),
   EXPORT_STALL_MS: positive({ default: 60_000, desc: 'an export reader that takes no byte this long is dropped' }),
+  CHANGES_HEARTBEAT_MS: positive({
+    default: 15_000,
+    desc: 'GET /Changes: a `: keep-alive` comment line this often on every open stream',
+  }),
+  CHANGES_POLL_MS: positive({
+    default: 5000,
+    desc: 'GET /Changes: the activity log is read this often even without a notification (the safety net)',
+  }),
+  CHANGES_MAX_LISTENERS: positive({
+    default: 2000,
+    desc: 'GET /Changes streams one API process serves at once (503 + Retry-After)',
+  }),
+  CHANGES_MAX_LISTENERS_PER_SUBJECT: positive({
+    default: 100,
+    desc: 'GET /Changes streams of one caller in one API process (429 + Retry-After)',
+  }),
+  CHANGES_STALL_MS: positive({
+    default: 60_000,
+    desc: 'GET /Changes: a stream with bytes waiting whose client takes none this long is dropped',
+  }),
+  CHANGES_MAX_BUFFER_BYTES: positive({
+    default: 1024 * 1024,
+    desc: 'GET /Changes: bytes a stream may have waiting for its client before it is dropped (a slow listener)',
+  }),
   BULL_BOARD_READ_ONLY: bool({ default: true, desc: 'Bull Board shows but refuses its actions; `false` allows them' }),
   BULL_BOARD_OIDC_ISSUER: str({
     default: '',

@@ -70,6 +70,15 @@ export interface AppConfig {
   limits: LimitsConfig;
   /** `POST /$batch` (DESIGN §12): requests and bytes per batch, and how long the API awaits one. */
   batch: { maxRequests: number; maxBytes: number; timeoutMs: number };
+  /** GET /Changes (DESIGN §16): heartbeat, safety poll, listener limits, per-stream buffer (api/changes). */
+  changes: {
+    heartbeatMs: number;
+    pollMs: number;
+    maxListeners: number;
+    maxPerSubject: number;
+    maxBufferBytes: number;
+    stallMs: number;
+  };
   /** Interface the API listens on: 127.0.0.1 whenever mock authentication is on (DESIGN §13). */
   listenHost: string;
   /** Bull Board shows queues but refuses job actions unless BULL_BOARD_READ_ONLY=false. */
@@ -191,6 +200,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxPendingCommandsPerSubject: e.MAX_PENDING_COMMANDS_PER_SUBJECT,
       maxExportsPerSubject: e.MAX_EXPORTS_PER_SUBJECT,
       exportStallMs: e.EXPORT_STALL_MS,
+    },
+    changes: {
+      heartbeatMs: e.CHANGES_HEARTBEAT_MS,
+      pollMs: e.CHANGES_POLL_MS,
+      maxListeners: e.CHANGES_MAX_LISTENERS,
+      maxPerSubject: e.CHANGES_MAX_LISTENERS_PER_SUBJECT,
+      maxBufferBytes: e.CHANGES_MAX_BUFFER_BYTES,
+      stallMs: e.CHANGES_STALL_MS,
     },
     batch: { maxRequests: e.BATCH_MAX_REQUESTS, maxBytes: e.BATCH_MAX_BYTES, timeoutMs: e.BATCH_TIMEOUT_MS },
     listenHost: e.LISTEN_HOST || (mock ? '127.0.0.1' : '0.0.0.0'),

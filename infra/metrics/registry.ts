@@ -1,4 +1,4 @@
-import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Logger } from '../logger';
 
 /**
@@ -117,4 +117,37 @@ export function storeGauge<L extends string>(
       }
     },
   });
+}
+
+/** The change feed's series (GET /Changes, DESIGN §16). */
+export interface ChangeFeedMetrics {
+  /** Listeners dropped: `behind` past CHANGES_MAX_BUFFER_BYTES, `stalled` taking no byte for CHANGES_STALL_MS. */
+  dropped: Counter<'reason'>;
+  /** Events written to listeners (one per event per listener, catch-up included). */
+  sent: Counter;
+}
+
+/** Registers the change feed's series; `openListeners` is read at scrape time. */
+export function changeFeedMetrics(registry: Registry, openListeners: () => number): ChangeFeedMetrics {
+  new Gauge({
+    name: 'emapi_changes_listeners',
+    help: 'Open GET /Changes streams of this process',
+    registers: [registry],
+    collect() {
+      this.set(openListeners());
+    },
+  });
+  return {
+    dropped: new Counter({
+      name: 'emapi_changes_listeners_dropped_total',
+      help: 'GET /Changes streams dropped: reason behind (more than CHANGES_MAX_BUFFER_BYTES waiting) or stalled (no byte taken for CHANGES_STALL_MS)',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    sent: new Counter({
+      name: 'emapi_changes_events_sent_total',
+      help: 'Change events written to GET /Changes streams (each event once per stream)',
+      registers: [registry],
+    }),
+  };
 }

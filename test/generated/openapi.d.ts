@@ -1754,6 +1754,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/Changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The activity log, live, as Server-Sent Events
+         * @description A stream that never ends by itself. It opens with a `retry:` field, then each new activity-log entry is one event: `id:` its Id (as `GET /Activities` shows it), `event:` its EventType, `data:` the entry exactly as `GET /Activities/{key}` answers it. A `: keep-alive` comment comes every CHANGES_HEARTBEAT_MS (15 s).
+         *
+         *     Without `Last-Event-ID` or `since` the stream starts now; with one, every entry after that Id comes first, then the live ones: nothing missed, nothing twice, in increasing Id order (entries are committed in Id order).
+         *
+         *     A client that falls more than CHANGES_MAX_BUFFER_BYTES behind is dropped (a last comment says why): reconnect with `Last-Event-ID`.
+         *
+         *     Roles: User or Admin.
+         */
+        get: operations["streamChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/Export/Schemes": {
         parameters: {
             query?: never;
@@ -9802,6 +9828,40 @@ export interface operations {
             401: components["responses"]["Problem401"];
             404: components["responses"]["Problem404"];
             429: components["responses"]["Problem429"];
+        };
+    };
+    streamChanges: {
+        parameters: {
+            query?: {
+                /** @description Start after this Activity Id (what `Last-Event-ID` says, for clients that cannot set headers). */
+                since?: string;
+            };
+            header?: {
+                /** @description The id of the last event received (an EventSource sends it when it reconnects); wins over `since`. */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream (`text/event-stream`, UTF-8). */
+            200: {
+                headers: {
+                    "Cache-Control": "no-cache";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            406: components["responses"]["Problem406"];
+            429: components["responses"]["Problem429"];
+            500: components["responses"]["Problem500"];
+            503: components["responses"]["Problem503"];
         };
     };
     exportSchemes: {

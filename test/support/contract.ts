@@ -301,7 +301,9 @@ export async function checkedFetch(url: string | URL | Request, init?: RequestIn
   const request = new Request(url, init);
   const requestBody = request.body ? await request.clone().text() : undefined;
   const res = await fetch(request);
-  const text = await res.clone().text();
+  // An event stream (GET /Changes) never ends: its status, headers and media type are checked, not its body.
+  const streaming = res.ok && essence(res.headers.get('content-type')) === 'text/event-stream';
+  const text = streaming ? '' : await res.clone().text();
   const target = new URL(request.url);
   checkContract({
     method: request.method,

@@ -196,6 +196,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     get: (path, headers) => request('GET', path, { headers }),
     async close() {
       await Promise.allSettled(workers.map((w) => w.close()));
+      // Open GET /Changes streams would hold the server open: ended first, as api-process.ts does.
+      await runtime.endStreams();
       await new Promise((resolve) => server.close(resolve));
       server.closeAllConnections();
       await runtime.close();

@@ -8,6 +8,7 @@ const ROUTES = [...ENTITIES, ...READ_MODELS].map((e) => e.route);
 const ALLOWED = new Set([
   UNMATCHED,
   '/$batch',
+  '/Changes',
   '/metrics',
   '/health/live',
   '/health/ready',
@@ -34,6 +35,7 @@ test('paths name their route pattern, never a key or id', (t) => {
     ['/Countries/GB', '/Countries/{key}'],
     ['/Activities', '/Activities'],
     ['/$batch', '/$batch'],
+    ['/Changes?since=h1am3Q', '/Changes'],
     ['/Commands/0f0e-11', '/Commands/{id}'],
     ['/jobs', '/Jobs'],
     ['/Jobs/commands/42', '/Jobs/{queue}/{id}'],
