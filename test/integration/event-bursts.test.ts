@@ -154,10 +154,12 @@ async function companyNameDocument(key: number): Promise<string | undefined> {
 
 async function lockWaits(locktype: string): Promise<number> {
   const waiting = await stack.knex.raw<{ rows: { n: number }[] }>(
-    // Not the activity log's lock (db/activities/activity-log.ts), which any test file's notification
-    // worker may wait for: pg_locks shows every database of the server.
-    `select count(*)::int as n from pg_locks where locktype = ? and not granted
-       and not (locktype = 'advisory' and classid = ?)`,
+    // Waits of this file's database only (pg_locks shows every database of the server, and a
+    // transactionid lock names none), and not the activity log's lock (db/activities/activity-log.ts),
+    // which this file's own notification worker may wait for.
+    `select count(*)::int as n from pg_locks l join pg_stat_activity a on a.pid = l.pid
+      where a.datname = current_database() and l.locktype = ? and not l.granted
+        and not (l.locktype = 'advisory' and l.classid = ?)`,
     [locktype, ACTIVITY_LOCK_SPACE],
   );
   return waiting.rows[0]!.n;

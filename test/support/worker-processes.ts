@@ -19,10 +19,7 @@ export interface WorkerProcesses {
 }
 
 /** One process of each kind, or the kinds named (`['notifications', 'notifications']`: two of one). */
-export function spawnWorkerProcesses(
-  env: NodeJS.ProcessEnv,
-  kinds: readonly WorkerKind[] = KINDS,
-): WorkerProcesses {
+export function spawnWorkerProcesses(env: NodeJS.ProcessEnv, kinds: readonly WorkerKind[] = KINDS): WorkerProcesses {
   const children: ChildProcess[] = kinds.map((kind) =>
     spawn(process.execPath, [path.join(ROOT, `dist/workers/${kind}/main.js`)], {
       // At info, so each process's "worker ready" line can be waited for.
