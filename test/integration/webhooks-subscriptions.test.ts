@@ -5,7 +5,7 @@ import { startStack, type HttpResult, type Stack } from '../support/stack';
 import { bearer, startIdentityProvider, type IdentityProvider } from '../support/jwks-server';
 import { assertForbidden, assertUnauthorized } from '../support/auth';
 import { JSON_PATCH, patch } from '../support/writes';
-import { createRedis } from '../../infra/redis';
+import { redisHolds } from '../support/webhook-receiver';
 
 /**
  * `/Subscriptions` (DESIGN §16) as a resource: create (the secret shown once), read, patch, delete,
@@ -105,28 +105,6 @@ test.serial('POST creates a subscription and shows its secret once; GET never do
   t.true(apiLog.length > 0, 'the API log was read');
   await removeAll();
 });
-
-/** Does any value under the stack's queue prefix contain `needle`? (hashes, strings, lists, sets, streams) */
-async function redisHolds(stack: Stack, needle: string): Promise<boolean> {
-  const redis = createRedis(stack.config.redis, 'worker');
-  try {
-    const keys = await redis.keys(`${stack.config.queuePrefix}*`);
-    for (const key of keys) {
-      const type = await redis.type(key);
-      let values: unknown;
-      if (type === 'hash') values = await redis.hgetall(key);
-      else if (type === 'string') values = await redis.get(key);
-      else if (type === 'list') values = await redis.lrange(key, 0, -1);
-      else if (type === 'zset') values = await redis.zrange(key, 0, -1);
-      else if (type === 'set') values = await redis.smembers(key);
-      else if (type === 'stream') values = await redis.xrange(key, '-', '+');
-      if (JSON.stringify(values ?? null).includes(needle)) return true;
-    }
-    return false;
-  } finally {
-    redis.disconnect();
-  }
-}
 
 test.serial('PATCH changes Url, Events and Active only; If-Match; the answer carries no secret', async (t) => {
   const created = await subscribe(t, { Url: PUBLIC_URL, Events: ['*'] });

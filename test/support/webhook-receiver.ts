@@ -1,5 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createRedis } from '../../infra/redis';
+import type { Stack } from './stack';
 
 /**
  * A webhook receiver for tests: a real HTTP server on 127.0.0.1 that records every request it gets
@@ -12,8 +14,12 @@ export interface Received {
   body: string;
 }
 
-/** How to answer the n-th request (0-based): a status (with headers), or `hang` to never answer. */
-export type Answer = { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+/**
+ * How to answer the n-th request (0-based): a status (with headers), `hang` to never answer, or a
+ * promise of either (the request is held until the test settles it).
+ */
+type Reply = { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+export type Answer = Reply | Promise<Reply>;
 
 export interface Receiver {
   url: string;
@@ -38,12 +44,11 @@ export async function startReceiver(): Promise<Receiver> {
       const request = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
       const n = receiver.received.length;
       receiver.received.push(request);
-      const answer = receiver.answer(n, request);
-      if (answer === 'hang') {
-        held.push(res);
-        return;
-      }
-      res.writeHead(answer.status, answer.headers).end(answer.body ?? '');
+      held.push(res);
+      void Promise.resolve(receiver.answer(n, request)).then((answer) => {
+        if (answer === 'hang' || res.destroyed) return;
+        res.writeHead(answer.status, answer.headers).end(answer.body ?? '');
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -54,4 +59,26 @@ export async function startReceiver(): Promise<Receiver> {
     await new Promise((resolve) => server.close(resolve));
   };
   return receiver;
+}
+
+/** Does any value under the stack's queue prefix in Redis contain `needle`? (every key type BullMQ uses) */
+export async function redisHolds(stack: Stack, needle: string): Promise<boolean> {
+  const redis = createRedis(stack.config.redis, 'worker');
+  try {
+    const keys = await redis.keys(`${stack.config.queuePrefix}*`);
+    for (const key of keys) {
+      const type = await redis.type(key);
+      let values: unknown;
+      if (type === 'hash') values = await redis.hgetall(key);
+      else if (type === 'string') values = await redis.get(key);
+      else if (type === 'list') values = await redis.lrange(key, 0, -1);
+      else if (type === 'zset') values = await redis.zrange(key, 0, -1);
+      else if (type === 'set') values = await redis.smembers(key);
+      else if (type === 'stream') values = await redis.xrange(key, '-', '+');
+      if (JSON.stringify(values ?? null).includes(needle)) return true;
+    }
+    return false;
+  } finally {
+    redis.disconnect();
+  }
 }
