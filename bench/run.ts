@@ -14,6 +14,7 @@ import { rssSampler } from './process-rss';
 import { READ_SCENARIOS } from './scenarios';
 import { WriteMeasures } from './write-floors';
 import { tracingCost, type TracingRun } from './tracing-cost';
+import { webhookLatency, type WebhookLatency } from './webhook-latency';
 
 /**
  * `npm run bench`: drives the running service and the floor with autocannon at concurrency 1 and
@@ -49,6 +50,8 @@ const redisUrl = process.env.REDIS_URL!;
 const RETENTION_WINDOW_S = Number(process.env.BENCH_RETENTION_WINDOW_S ?? 20);
 const RETENTION_INTERVAL_MS = 5000;
 const RETENTION_RUN_S = Number(process.env.BENCH_RETENTION_SECONDS ?? 60);
+/** The webhook delivery run (DESIGN §16): how long POSTs go on at the sustained rate (c=16). */
+const WEBHOOK_RUN_S = Number(process.env.BENCH_WEBHOOK_SECONDS ?? 30);
 
 interface Row {
   scenario: string;
@@ -215,6 +218,8 @@ async function main(): Promise<void> {
     OUTBOX_RETENTION_HOURS: String(RETENTION_WINDOW_S / 3600),
     COMMAND_LOG_RETENTION_HOURS: String(RETENTION_WINDOW_S / 3600),
     RETENTION_INTERVAL_MS: String(RETENTION_INTERVAL_MS),
+    // The webhook run's receiver listens on 127.0.0.1 (bench/webhook-latency.ts).
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
   };
   // Each process as `npm start` runs it (package.json scripts, V8 flags included).
   const api = start(nodeArgsOf('api'), { ...env, PORT: String(API_PORT) });
@@ -461,6 +466,33 @@ async function main(): Promise<void> {
       bound: Math.round(writesPerSecond * (RETENTION_WINDOW_S + RETENTION_INTERVAL_MS / 1000)),
     };
   }
+  // Webhook deliveries at the sustained POST rate (DESIGN §16): latency from commit to the receiver.
+  let webhooks: WebhookLatency | undefined;
+  if (selected('webhooks')) {
+    webhooks = await webhookLatency({
+      db,
+      service,
+      drive: async () => {
+        const result = await measures.run(
+          { run: 'POST (webhook run)', concurrency: 16, target: 'service', posts: true },
+          (before) =>
+            cannon(
+              {
+                url: `${service}/Schemes`,
+                connections: 16,
+                duration: WEBHOOK_RUN_S,
+                method: 'POST',
+                headers: { 'content-type': 'application/json' },
+                body: JSON.stringify({ SchemeName: 'Webhook [<id>]' }),
+                idReplacement: true,
+              },
+              before,
+            ),
+        );
+        return Math.round(result.requests.average);
+      },
+    });
+  }
   // $batch imports (DESIGN §12): last, since they add their Companies and Schemes to the data set.
   let batch: BatchImportReport | undefined;
   if (selected('batch')) {
@@ -527,6 +559,12 @@ async function main(): Promise<void> {
         `outbox held at most ${retention.maxOutbox} rows, command_log ${retention.maxCommandLog}; (window + interval) × rate = ${retention.bound}`,
     );
   }
+  if (webhooks) {
+    console.log(
+      `webhooks at ${webhooks.writesPerSecond} POST/s for ${WEBHOOK_RUN_S} s, one subscription: ${webhooks.delivered}/${webhooks.schemes} delivered, ` +
+        `from commit p50 ${webhooks.p50} ms, p99 ${webhooks.p99} ms, max ${webhooks.max} ms; ${webhooks.duplicates} duplicates; all in ${webhooks.settledAfterMs} ms after the last POST`,
+    );
+  }
   const writesReport = measures.cpu.length ? measures.report(rows) : undefined;
   if (batch) printBatchImport(batch);
   console.log(`API peak RSS over the whole run: ${peakRss.toFixed(0)} MiB`);
@@ -544,6 +582,7 @@ async function main(): Promise<void> {
         rows: table,
         exports,
         retention,
+        webhooks,
         writes: writesReport,
         batch,
         tracing,
