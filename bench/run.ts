@@ -473,6 +473,7 @@ async function main(): Promise<void> {
       db,
       service,
       drive: async () => {
+        let endedAt = 0;
         const result = await measures.run(
           { run: 'POST (webhook run)', concurrency: 16, target: 'service', posts: true },
           (before) =>
@@ -487,9 +488,9 @@ async function main(): Promise<void> {
                 idReplacement: true,
               },
               before,
-            ),
+            ).finally(() => (endedAt = Date.now())),
         );
-        return Math.round(result.requests.average);
+        return { writesPerSecond: Math.round(result.requests.average), endedAt };
       },
     });
   }
@@ -562,7 +563,7 @@ async function main(): Promise<void> {
   if (webhooks) {
     console.log(
       `webhooks at ${webhooks.writesPerSecond} POST/s for ${WEBHOOK_RUN_S} s, one subscription: ${webhooks.delivered}/${webhooks.schemes} delivered, ` +
-        `from commit p50 ${webhooks.p50} ms, p99 ${webhooks.p99} ms, max ${webhooks.max} ms; ${webhooks.duplicates} duplicates; all in ${webhooks.settledAfterMs} ms after the last POST`,
+        `from commit p50 ${webhooks.p50} ms, p99 ${webhooks.p99} ms, max ${webhooks.max} ms; ${webhooks.duplicates} duplicates; the last ${webhooks.settledAfterMs} ms after the last POST; load average ${webhooks.loadAverage.join(' → ')}`,
     );
   }
   const writesReport = measures.cpu.length ? measures.report(rows) : undefined;

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import type pg from 'pg';
 import { Scheme } from '../domain/entities';
 
@@ -21,14 +22,16 @@ export interface WebhookLatency {
   max: number | null;
   /** How long after the last POST every delivery had arrived (or the deadline passed). */
   settledAfterMs: number;
+  /** The machine's 1-minute load average at the start and the end of the run (2 cores: 2 is busy). */
+  loadAverage: [number, number];
 }
 
 interface Options {
   db: pg.Pool;
   /** The API's origin. */
   service: string;
-  /** Drives the POSTs of Schemes named `Webhook …`; answers the average req/s. */
-  drive: () => Promise<number>;
+  /** Drives the POSTs of Schemes named `Webhook …`; answers the average req/s and when the last POST was answered. */
+  drive: () => Promise<{ writesPerSecond: number; endedAt: number }>;
   timeoutMs?: number;
 }
 
@@ -62,18 +65,18 @@ export async function webhookLatency(options: Options): Promise<WebhookLatency> 
   try {
     const mark =
       (await options.db.query<{ id: number | null }>(`select max(id) as id from ${Scheme.table}`)).rows[0]!.id ?? 0;
-    const writesPerSecond = await options.drive();
-    const ended = Date.now();
+    const load = os.loadavg()[0]!;
+    const { writesPerSecond, endedAt: ended } = await options.drive();
     const { rows } = await options.db.query<{ encoded_id: string; created: number }>(
       `select encoded_id, extract(epoch from created_at) * 1000 as created from ${Scheme.table}
        where id > $1 and scheme_name like 'Webhook %'`,
       [mark],
     );
-    const deadline = ended + (options.timeoutMs ?? 60_000);
+    const deadline = Date.now() + (options.timeoutMs ?? 60_000);
     while (rows.some((r) => !arrivals.has(r.encoded_id)) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 100));
     }
-    const settledAfterMs = Date.now() - ended;
+    const settledAfterMs = Math.max(...rows.map((r) => arrivals.get(r.encoded_id) ?? Date.now())) - ended;
     const lags = rows
       .filter((r) => arrivals.has(r.encoded_id))
       .map((r) => arrivals.get(r.encoded_id)! - Number(r.created))
@@ -87,6 +90,7 @@ export async function webhookLatency(options: Options): Promise<WebhookLatency> 
       p99: percentile(lags, 0.99),
       max: lags.at(-1) ?? null,
       settledAfterMs,
+      loadAverage: [Number(load.toFixed(1)), Number(os.loadavg()[0]!.toFixed(1))],
     };
   } finally {
     await fetch(`${options.service}/Subscriptions/${Id}`, { method: 'DELETE' });

@@ -129,13 +129,31 @@ export async function activeSubscriptions(knex: Knex): Promise<{ id: number; eve
   return knex<Row>(TABLE).select('id', 'events').where('active', true).orderBy('id');
 }
 
-/** Where and how to deliver: null once the subscription is deleted. */
-export async function deliveryTarget(
-  knex: Knex,
-  id: number,
-): Promise<{ url: string; secret: string; active: boolean } | null> {
-  const row = await knex<Row>(TABLE).select('url', 'secret', 'active').where('id', id).first();
-  return row ?? null;
+/** What a delivery needs to know before it sends, read in one statement. */
+export interface DeliveryTarget {
+  url: string;
+  secret: string;
+  active: boolean;
+  /** A 2xx is recorded for this event and subscription already: nothing is sent again. */
+  delivered: boolean;
+  /** The event's activity-log entry (its key), or null when it has none. */
+  activityId: number | null;
+}
+
+/** Where and how to deliver `eventId` to subscription `id`: null once the subscription is deleted. */
+export async function deliveryTarget(knex: Knex, id: number, eventId: string): Promise<DeliveryTarget | null> {
+  const { rows } = await knex.raw<{ rows: (Omit<DeliveryTarget, 'activityId'> & { activity_id: number | null })[] }>(
+    `select s.url, s.secret, s.active,
+            exists (select 1 from ${DELIVERIES} d where d.subscription_id = s.id and d.event_id = :eventId
+                    and d.status_code between 200 and 299) as delivered,
+            (select a.id from activities a where a.event_id = :eventId) as activity_id
+     from ${TABLE} s where s.id = :id`,
+    { id, eventId },
+  );
+  const row = rows[0];
+  return row
+    ? { url: row.url, secret: row.secret, active: row.active, delivered: row.delivered, activityId: row.activity_id }
+    : null;
 }
 
 /** One delivery attempt as `/Subscriptions/<id>/Deliveries` shows it. */
@@ -192,16 +210,6 @@ export async function recordAttempt(knex: Knex, attempt: AttemptRecord): Promise
       attempt.subscriptionId,
     ],
   );
-}
-
-/** Has the event reached the subscription already (a 2xx recorded)? Then nothing is sent again. */
-export async function wasDelivered(knex: Knex, subscriptionId: number, eventId: string): Promise<boolean> {
-  const row = await knex(DELIVERIES)
-    .select(knex.raw('1'))
-    .where({ subscription_id: subscriptionId, event_id: eventId })
-    .whereBetween('status_code', [200, 299])
-    .first();
-  return row !== undefined;
 }
 
 /** Recent attempts, newest first. */

@@ -3,7 +3,9 @@ import { Webhook } from 'standardwebhooks';
 import { startStack, type Stack } from '../support/stack';
 import { create, patch, waitFor } from '../support/writes';
 import { redisHolds, startReceiver, type Receiver } from '../support/webhook-receiver';
-import { testQueue } from '../support/queues';
+import { testQueue, TestQueues } from '../support/queues';
+import { eventBurstJob } from '../../domain/queues/job-registry';
+import type { DomainEvent } from '../../domain/events/domain-event';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 
 /**
@@ -242,4 +244,34 @@ test.serial('a redirect is not followed: a 3xx is a failed attempt and its targe
   const attempts = await deliveries(sub.Id);
   t.true(attempts.every((d) => d.StatusCode === 302 && /redirects are not followed/.test(d.Error ?? '')));
   t.is(elsewhere.received.length, 0);
+});
+
+test.serial('a burst handled again sends nothing twice: the job id dedupes, then the recorded 2xx does', async (t) => {
+  const hook = await receiver();
+  const sub = await subscribe(t, { Url: hook.url, Events: ['MarketCreated'] });
+  const marketId = await create(stack, 'Markets', { Name: 'Twice relayed' });
+  await waitFor(async () => (await deliveries(sub.Id)).length === 1);
+  await waitFor(queueSettled);
+  const { event } = (await stack.knex('outbox').whereRaw("event->>'entityId' = ?", [marketId]).first('event')) as {
+    event: DomainEvent;
+  };
+  const queues = new TestQueues(stack.config);
+  t.teardown(() => queues.close());
+  const { id: dbId } = (await stack.knex('webhook_subscriptions').where('url', hook.url).first('id')) as { id: number };
+  const jobId = `wh-${event.eventId}-${dbId}`;
+  // The same event in a burst of another shape (another job id): recorded again, its delivery job is the kept one.
+  const other = { ...event, eventId: '00000000-0000-4000-8000-0000000000aa', name: 'BuildingTypeDeleted' };
+  const burst = eventBurstJob([event, other]);
+  await queues.run(QUEUE.notifications, burst.name, burst.data, burst.opts);
+  await waitFor(queueSettled);
+  t.is(hook.received.length, 1, 'the delivery job was there already');
+  // With that job gone (past its retention), the burst adds a new one, which finds the 2xx recorded.
+  await queues.queue(QUEUE.webhooks).remove(jobId);
+  const again = eventBurstJob([event, { ...other, eventId: '00000000-0000-4000-8000-0000000000ab' }]);
+  await queues.run(QUEUE.notifications, again.name, again.data, again.opts);
+  await waitFor(async () => (await queues.queue(QUEUE.webhooks).getJobState(jobId)) === 'completed');
+  const job = await queues.queue(QUEUE.webhooks).getJob(jobId);
+  t.deepEqual(job?.returnvalue, { skipped: 'already delivered to this subscription: nothing sent again' });
+  t.is(hook.received.length, 1, 'sent once');
+  t.is((await deliveries(sub.Id)).length, 1);
 });

@@ -3,8 +3,8 @@ import type { Knex } from 'knex';
 import type { WebhookDeliveryData } from '../../domain/queues/job-registry';
 import { retryDelay } from '../../domain/webhooks/retry-schedule';
 import { signWebhook } from '../../domain/webhooks/signature';
-import { activityOfEvent } from '../../db/webhooks/delivery-body';
-import { deliveryTarget, recordAttempt, wasDelivered } from '../../db/webhooks/subscriptions';
+import { activityEntry } from '../../db/webhooks/delivery-body';
+import { deliveryTarget, recordAttempt } from '../../db/webhooks/subscriptions';
 import type { WebhooksConfig } from '../../infra/config/load-config';
 import type { Logger } from '../../infra/logger';
 import { sendWebhook } from '../../infra/webhooks/webhook-sender';
@@ -23,13 +23,11 @@ type DeliveryResult = { delivered: true; statusCode: number | null; attempt: num
 export function webhookDeliveryHandler(deps: { knex: Knex; config: WebhooksConfig; logger: Logger }) {
   return async (job: Job<WebhookDeliveryData>): Promise<DeliveryResult> => {
     const { eventId, eventType, subscriptionId } = job.data;
-    const target = await deliveryTarget(deps.knex, subscriptionId);
+    const target = await deliveryTarget(deps.knex, subscriptionId, eventId);
     if (!target) return { skipped: 'the subscription was deleted: nothing sent' };
     if (!target.active) return { skipped: 'the subscription is turned off (Active false): nothing sent' };
-    if (await wasDelivered(deps.knex, subscriptionId, eventId)) {
-      return { skipped: 'already delivered to this subscription: nothing sent again' };
-    }
-    const data = await activityOfEvent(deps.knex, eventId);
+    if (target.delivered) return { skipped: 'already delivered to this subscription: nothing sent again' };
+    const data = target.activityId === null ? null : await activityEntry(deps.knex, target.activityId);
     if (!data) return { skipped: 'the event has no activity-log entry: nothing to send' };
     const body = JSON.stringify({ type: eventType, timestamp: data.OccurredAt, data });
     const timestamp = Math.floor(Date.now() / 1000);
