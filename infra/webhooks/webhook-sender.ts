@@ -103,16 +103,16 @@ export async function sendWebhook(request: WebhookRequest): Promise<WebhookOutco
       const status = res.statusCode ?? 0;
       const chunks: Buffer[] = [];
       let size = 0;
+      // A 2xx is the delivery: answered now, whatever the body does next (read to its end or the cap).
+      if (status >= 200 && status < 300) finish({ delivered: true, statusCode: status, error: null });
       const done = () => {
-        const ok = status >= 200 && status < 300;
         const text = excerpt(Buffer.concat(chunks));
         const redirect = status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
-        finish({
-          delivered: ok,
-          statusCode: status,
-          error: ok ? null : `HTTP ${status}${redirect}${text ? `: ${text}` : ''}`,
-        });
+        finish({ delivered: false, statusCode: status, error: `HTTP ${status}${redirect}${text ? `: ${text}` : ''}` });
       };
+      // A body that never ends is cut at the deadline too (the socket is not kept for it).
+      const cut = setTimeout(() => res.destroy(), request.timeoutMs);
+      cut.unref();
       res.on('data', (chunk: Buffer) => {
         if (size >= RESPONSE_CAP_BYTES) return;
         chunks.push(chunk.subarray(0, RESPONSE_CAP_BYTES - size));
@@ -124,7 +124,10 @@ export async function sendWebhook(request: WebhookRequest): Promise<WebhookOutco
       });
       res.on('end', done);
       res.on('error', done);
-      res.on('close', done);
+      res.on('close', () => {
+        clearTimeout(cut);
+        done();
+      });
     });
     req.end(request.body);
   });
