@@ -563,7 +563,7 @@ async function main(): Promise<void> {
   if (webhooks) {
     console.log(
       `webhooks at ${webhooks.writesPerSecond} POST/s for ${WEBHOOK_RUN_S} s, one subscription: ${webhooks.delivered}/${webhooks.schemes} delivered, ` +
-        `from commit p50 ${webhooks.p50} ms, p99 ${webhooks.p99} ms, max ${webhooks.max} ms; ${webhooks.duplicates} duplicates; the last ${webhooks.settledAfterMs} ms after the last POST; load average ${webhooks.loadAverage.join(' → ')}`,
+        `from commit p50 ${webhooks.p50} ms, p99 ${webhooks.p99} ms, max ${webhooks.max} ms (after the activity entry: p50 ${webhooks.afterActivity.p50} ms, p99 ${webhooks.afterActivity.p99} ms); ${webhooks.duplicates} duplicates; the last ${webhooks.settledAfterMs} ms after the last POST; load average ${webhooks.loadAverage.join(' → ')}`,
     );
   }
   const writesReport = measures.cpu.length ? measures.report(rows) : undefined;

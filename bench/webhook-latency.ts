@@ -20,6 +20,8 @@ export interface WebhookLatency {
   p50: number | null;
   p99: number | null;
   max: number | null;
+  /** What the webhook stage adds: from the activity entry's `recorded_at` to the arrival (p50, p99). */
+  afterActivity: { p50: number | null; p99: number | null };
   /** How long after the last POST every delivery had arrived (or the deadline passed). */
   settledAfterMs: number;
   /** The machine's 1-minute load average at the start and the end of the run (2 cores: 2 is busy). */
@@ -81,8 +83,19 @@ export async function webhookLatency(options: Options): Promise<WebhookLatency> 
       .filter((r) => arrivals.has(r.encoded_id))
       .map((r) => arrivals.get(r.encoded_id)! - Number(r.created))
       .sort((a, b) => a - b);
+    const { rows: recorded } = await options.db.query<{ entity_id: string; recorded: number }>(
+      `select a.entity_id, extract(epoch from a.recorded_at) * 1000 as recorded
+       from ${Scheme.table} r join activities a on a.entity_type = $2 and a.entity_id = r.encoded_id and a.event_type = $3
+       where r.id > $1 and r.scheme_name like 'Webhook %'`,
+      [mark, Scheme.name, `${Scheme.name}Created`],
+    );
+    const afterActivity = recorded
+      .filter((r) => arrivals.has(r.entity_id))
+      .map((r) => arrivals.get(r.entity_id)! - Number(r.recorded))
+      .sort((a, b) => a - b);
     return {
       writesPerSecond,
+      afterActivity: { p50: percentile(afterActivity, 0.5), p99: percentile(afterActivity, 0.99) },
       schemes: rows.length,
       delivered: lags.length,
       duplicates,
