@@ -39,7 +39,7 @@ npx ava "$@"
 # on a three-node Redis Cluster of its own (TEST_ON_REDIS_CLUSTER, test/support/stack.ts; DESIGN §14).
 # writes-unavailable cuts one Redis's connection through a proxy: one server only.
 if [ "$#" -eq 0 ]; then
-  echo "[test] the write, event and /Jobs suites on a Redis Cluster…" >&2
+  echo "[test] the write, event, /Jobs and webhook delivery suites on a Redis Cluster…" >&2
   mapfile -t on_cluster < <(ls dist/test/integration/{writes-*,events-e2e,jobs,webhooks-delivery}.test.js | grep -v writes-unavailable)
   TEST_ON_REDIS_CLUSTER=1 npx ava "${on_cluster[@]}"
 fi
