@@ -33,6 +33,8 @@ import { metricsRoutes, requestMetrics } from './http/metrics';
 import { openApiRoutes } from './openapi/openapi.routes';
 import type { ChangeHub } from './changes/change-feed';
 import { changesRoutes } from './changes/changes.routes';
+import { subscriptionRoutes } from './webhooks/subscriptions.routes';
+import { SUBSCRIPTIONS_PATH } from '../domain/webhooks/subscription';
 
 export interface AppDeps {
   config: AppConfig;
@@ -120,6 +122,17 @@ export function createApp(deps: AppDeps): Express {
   );
   // Routes with policies of their own (spec §5.3), then the default policy for everything else.
   app.use(rolesRoutes({ knex: deps.knex, grants }));
+  app.use(SUBSCRIPTIONS_PATH, requireAdmin);
+  app.use(
+    subscriptionRoutes({
+      knex: deps.knex,
+      commandBus: deps.commandBus,
+      commandTimeoutMs: deps.config.commandTimeoutMs,
+      webhooks: deps.config.webhooks,
+      maxTop: deps.config.maxTop,
+      maxPatchOperations: limits.maxPatchOperations,
+    }),
+  );
   app.use('/Jobs', requireAdmin, jobsRoutes({ queues: deps.queues, maxTop: deps.config.maxTop }));
   app.use(
     BULL_BOARD_PATH,

@@ -16,6 +16,7 @@ import { WriteMeasures } from './write-floors';
 import { replicaBench, type ReplicaReport } from './replica-reads';
 import { tracingCost, type TracingRun } from './tracing-cost';
 import { changesFeed, printChangesFeed, type ChangesFeedReport } from './changes-feed';
+import { webhookLatency, type WebhookLatency } from './webhook-latency';
 
 /**
  * `npm run bench`: drives the running service and the floor with autocannon at concurrency 1 and
@@ -51,6 +52,8 @@ const redisUrl = process.env.REDIS_URL!;
 const RETENTION_WINDOW_S = Number(process.env.BENCH_RETENTION_WINDOW_S ?? 20);
 const RETENTION_INTERVAL_MS = 5000;
 const RETENTION_RUN_S = Number(process.env.BENCH_RETENTION_SECONDS ?? 60);
+/** The webhook delivery run (DESIGN §16): how long POSTs go on at the sustained rate (c=16). */
+const WEBHOOK_RUN_S = Number(process.env.BENCH_WEBHOOK_SECONDS ?? 30);
 
 interface Row {
   scenario: string;
@@ -219,6 +222,8 @@ async function main(): Promise<void> {
     RETENTION_INTERVAL_MS: String(RETENTION_INTERVAL_MS),
     // GET /Changes at scale: every stream is the one mock caller's; drops are read from /metrics.
     ...(selected('changes') ? { METRICS_ENABLED: 'true', CHANGES_MAX_LISTENERS_PER_SUBJECT: '5000' } : {}),
+    // The webhook run's receiver listens on 127.0.0.1 (bench/webhook-latency.ts).
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
   };
   // Each process as `npm start` runs it (package.json scripts, V8 flags included).
   const api = start(nodeArgsOf('api'), { ...env, PORT: String(API_PORT) });
@@ -470,6 +475,34 @@ async function main(): Promise<void> {
       bound: Math.round(writesPerSecond * (RETENTION_WINDOW_S + RETENTION_INTERVAL_MS / 1000)),
     };
   }
+  // Webhook deliveries at the sustained POST rate (DESIGN §16): latency from commit to the receiver.
+  let webhooks: WebhookLatency | undefined;
+  if (selected('webhooks')) {
+    webhooks = await webhookLatency({
+      db,
+      service,
+      drive: async () => {
+        let endedAt = 0;
+        const result = await measures.run(
+          { run: 'POST (webhook run)', concurrency: 16, target: 'service', posts: true },
+          (before) =>
+            cannon(
+              {
+                url: `${service}/Schemes`,
+                connections: 16,
+                duration: WEBHOOK_RUN_S,
+                method: 'POST',
+                headers: { 'content-type': 'application/json' },
+                body: JSON.stringify({ SchemeName: 'Webhook [<id>]' }),
+                idReplacement: true,
+              },
+              before,
+            ).finally(() => (endedAt = Date.now())),
+        );
+        return { writesPerSecond: Math.round(result.requests.average), endedAt };
+      },
+    });
+  }
   // $batch imports (DESIGN §12): last, since they add their Companies and Schemes to the data set.
   let batch: BatchImportReport | undefined;
   if (selected('batch')) {
@@ -551,6 +584,12 @@ async function main(): Promise<void> {
         `outbox held at most ${retention.maxOutbox} rows, command_log ${retention.maxCommandLog}; (window + interval) × rate = ${retention.bound}`,
     );
   }
+  if (webhooks) {
+    console.log(
+      `webhooks at ${webhooks.writesPerSecond} POST/s for ${WEBHOOK_RUN_S} s, one subscription: ${webhooks.delivered}/${webhooks.schemes} delivered, ` +
+        `from commit p50 ${webhooks.p50} ms, p99 ${webhooks.p99} ms, max ${webhooks.max} ms (after the activity entry: p50 ${webhooks.afterActivity.p50} ms, p99 ${webhooks.afterActivity.p99} ms); ${webhooks.duplicates} duplicates; the last ${webhooks.settledAfterMs} ms after the last POST; load average ${webhooks.loadAverage.join(' → ')}`,
+    );
+  }
   const writesReport = measures.cpu.length ? measures.report(rows) : undefined;
   if (batch) printBatchImport(batch);
   if (changes) printChangesFeed(changes);
@@ -569,6 +608,7 @@ async function main(): Promise<void> {
         rows: table,
         exports,
         retention,
+        webhooks,
         writes: writesReport,
         batch,
         tracing,

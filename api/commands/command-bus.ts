@@ -5,7 +5,8 @@ import { queuePrefix, withBullConnection, type RedisClient } from '../../infra/r
 import type { Command, CommandResult } from '../../domain/commands/command';
 import { conflict, tooManyRequests } from '../../domain/errors/domain-error';
 import { admitCommand, settleCommand } from '../../infra/pending-commands';
-import { batchJob, commandJob } from '../../domain/queues/job-registry';
+import { batchJob, commandJob, subscriptionCommandJob } from '../../domain/queues/job-registry';
+import { isSubscriptionCommandName, type SubscriptionCommand } from '../../domain/webhooks/subscription-command';
 import type { BatchCommand, BatchResult } from '../../domain/batch/batch-command';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { IDEMPOTENCY_KEY_REUSED } from '../../domain/writes/command-ids';
@@ -41,8 +42,8 @@ export interface JobStatus {
   dispatched: Dispatched<CommandResult | BatchResult>;
 }
 
-/** What the API queues: a command, or a whole `$batch` (one job either way). */
-type Queued = Command | BatchCommand;
+/** What the API queues: a command, a whole `$batch` or a subscription write (one job each). */
+type Queued = Command | BatchCommand | SubscriptionCommand;
 
 /**
  * Redis is unreachable (503, DESIGN §6). `maybeQueued` is false when nothing was sent; true when
@@ -63,6 +64,7 @@ export interface CommandBus {
   /** Enqueues `command` and waits for its outcome until `timeoutMs` has passed. */
   dispatch(command: Command, timeoutMs: number): Promise<Dispatched>;
   dispatch(batch: BatchCommand, timeoutMs: number): Promise<Dispatched<BatchResult | CommandResult>>;
+  dispatch(command: SubscriptionCommand, timeoutMs: number): Promise<Dispatched>;
   /** The state of a job still kept by the queue, or null. */
   jobStatus(commandId: string): Promise<JobStatus | null>;
   close(): Promise<void>;
@@ -100,6 +102,15 @@ export function commandBusOptionsOf(config: AppConfig, redis: RedisClient, logge
     signingKey: config.commandSigningKey,
     maxPendingPerSubject: config.limits.maxPendingCommandsPerSubject,
   };
+}
+
+/** The signed job of what the API queues. */
+function jobOf(command: Queued, signingKey: string) {
+  if (command.name === 'batch') return batchJob(signCommand(command, signingKey));
+  if (isSubscriptionCommandName(command.name)) {
+    return subscriptionCommandJob(signCommand(command as SubscriptionCommand, signingKey));
+  }
+  return commandJob(signCommand(command as Command, signingKey));
 }
 
 export async function createCommandBus(options: CommandBusOptions): Promise<CommandBus> {
@@ -231,10 +242,7 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
     if (options.redis.status !== 'ready') {
       throw new QueueUnavailableError(`redis connection is ${options.redis.status}`, false);
     }
-    const job =
-      command.name === 'batch'
-        ? batchJob(signCommand(command, options.signingKey))
-        : commandJob(signCommand(command, options.signingKey));
+    const job = jobOf(command, options.signingKey);
     const added = queue.add(job.name, job.data, job.opts).then(
       () => true,
       (err: unknown) => {

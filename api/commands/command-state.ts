@@ -3,6 +3,7 @@ import { problemFor, type ProblemBody } from '../../domain/errors/problem';
 import type { Dispatched } from './command-bus';
 import type { CommandResult } from '../../domain/commands/command';
 import { isBatchResult, type BatchResult, type RecordedBatch } from '../../domain/batch/batch-command';
+import { SUBSCRIPTION_TYPE, subscriptionLocation } from '../../domain/webhooks/subscription';
 
 /** The body of `GET /Commands/<id>` (DESIGN §10). */
 export interface CommandStateBody {
@@ -54,7 +55,11 @@ export function commandStateOf(
       if (!result.ok)
         return { Id: commandId, State: 'Failed', Problem: problemFor(result.failure.kind, result.failure.errors) };
       if (result.deleted) return { Id: commandId, State: 'Succeeded' };
-      return { Id: commandId, State: 'Succeeded', Location: entityLocation(result.entity, result.encodedId) };
+      const location =
+        result.entity === SUBSCRIPTION_TYPE
+          ? subscriptionLocation(result.encodedId)
+          : entityLocation(result.entity, result.encodedId);
+      return { Id: commandId, State: 'Succeeded', Location: location };
     }
   }
 }

@@ -4,6 +4,7 @@ import type { Command, CommandResult } from '../../domain/commands/command';
 import { DEFAULT_RETRY_AFTER_SECONDS, unavailable } from '../../domain/errors/domain-error';
 import type { WriteOrigin } from '../../domain/commands/write-origin';
 import { tracing } from '../../infra/tracing/tracing';
+import type { SubscriptionCommand } from '../../domain/webhooks/subscription-command';
 import { QueueUnavailableError, type CommandBus, type Dispatched } from './command-bus';
 import { BATCH_NOT_FINISHED, COMMAND_NOT_APPLIED, commandLocation, commandStateOf } from './command-state';
 
@@ -18,7 +19,7 @@ export async function sendCommand<R extends CommandResult | BatchResult>(
   req: Request,
   res: Response,
   commandBus: CommandBus,
-  sent: Command | BatchCommand,
+  sent: Command | BatchCommand | SubscriptionCommand,
   timeoutMs: number,
 ): Promise<R | undefined> {
   const origin: WriteOrigin = { requestId: req.id, ...tracing().activeContext() };
@@ -27,7 +28,7 @@ export async function sendCommand<R extends CommandResult | BatchResult>(
   try {
     dispatched = await (command.name === 'batch'
       ? commandBus.dispatch(command, timeoutMs)
-      : commandBus.dispatch(command, timeoutMs));
+      : commandBus.dispatch(command as Command, timeoutMs));
   } catch (err) {
     if (!(err instanceof QueueUnavailableError)) throw err;
     req.log.warn(

@@ -22,6 +22,7 @@ const FIXED = new Map(
     '/Roles',
     '/Roles/Available',
     '/Roles/Assignments',
+    '/Subscriptions',
   ].map((path) => [path.toLowerCase(), path]),
 );
 
@@ -31,6 +32,8 @@ const SHAPES: [RegExp, string][] = [
   [/^\/jobs\/[^/]+\/[^/]+$/i, '/Jobs/{queue}/{id}'],
   [/^\/jobs\/[^/]+\/[^/]+\/retry$/i, '/Jobs/{queue}/{id}/retry'],
   [/^\/roles\/assignments\/[^/]+$/i, '/Roles/Assignments/{id}'],
+  [/^\/subscriptions\/[^/]+$/i, '/Subscriptions/{id}'],
+  [/^\/subscriptions\/[^/]+\/deliveries$/i, '/Subscriptions/{id}/Deliveries'],
   [/^\/admin\/queues(\/.*)?$/i, '/admin/queues'],
 ];
 

@@ -217,6 +217,124 @@ const COMMAND_ACCEPTED = {
   content: json(ref('CommandState')),
 };
 
+/** `/Subscriptions` (AdminOnly, DESIGN §16). */
+function subscriptionPaths(settings: DocumentSettings): Record<string, unknown> {
+  const tag = 'Subscriptions';
+  const page = [
+    queryParam('$top', { type: 'integer', minimum: 0, maximum: settings.maxTop }, 'Page size (default 50, MAX_TOP).'),
+    queryParam('$skip', { type: 'integer', minimum: 0 }, 'Entries to skip.'),
+  ];
+  const etag = { ETag: { ...headerRef('ETag'), required: true } };
+  const shown = (description: string) => ({ description, headers: etag, content: json(ref('Subscription')) });
+  const id = {
+    name: 'id',
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+    description: 'The subscription Id.',
+  };
+  return {
+    '/Subscriptions': {
+      get: operation(
+        POLICY.adminOnly,
+        {
+          id: 'listSubscriptions',
+          tag,
+          summary: 'Webhook subscriptions',
+          parameters: [...page, paramRef('$count')],
+          responses: {
+            200: {
+              description: 'Subscriptions in key order (never their secrets).',
+              headers: { 'X-Total-Count': headerRef('X-Total-Count') },
+              content: json({ type: 'array', items: ref('Subscription') }),
+            },
+          },
+        },
+        [400],
+      ),
+      post: operation(
+        POLICY.adminOnly,
+        {
+          id: 'createSubscription',
+          tag,
+          summary: 'Subscribe a URL to events',
+          description:
+            'Each matching event is POSTed as `{ type, timestamp, data }` with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried on WEBHOOK_RETRY_SCHEDULE. The answer carries the signing `Secret`, this once.',
+          requestBody: { required: true, content: json(ref('SubscriptionWrite')) },
+          responses: {
+            201: {
+              description: 'Created; the body carries the secret, shown only here.',
+              headers: { Location: { ...headerRef('Location'), required: true }, ...etag },
+              content: json(ref('SubscriptionCreated')),
+            },
+            202: COMMAND_ACCEPTED,
+          },
+        },
+        [400, 409, 413, 415],
+      ),
+    },
+    '/Subscriptions/{id}': {
+      parameters: [id],
+      get: operation(
+        POLICY.adminOnly,
+        { id: 'getSubscription', tag, summary: 'One subscription', responses: { 200: shown('The subscription.') } },
+        [404],
+      ),
+      patch: operation(
+        POLICY.adminOnly,
+        {
+          id: 'patchSubscription',
+          tag,
+          summary: 'Change Url, Events or Active with JSON Patch',
+          description: `An RFC 6902 document (\`${PATCH_TYPE}\`) over the subscription as GET shows it; only \`/Url\`, \`/Events\` (or its items) and \`/Active\` may change (\`test\` may look anywhere). \`Active: false\` stops deliveries, pending ones included.`,
+          parameters: [paramRef('If-Match')],
+          requestBody: {
+            required: true,
+            content: {
+              [PATCH_TYPE]: {
+                schema: ref('JsonPatch'),
+                examples: { off: { value: [{ op: 'replace', path: '/Active', value: false }] } },
+              },
+            },
+          },
+          responses: { 200: shown('The subscription as changed.'), 202: COMMAND_ACCEPTED },
+        },
+        [400, 404, 409, 412, 413, 415],
+      ),
+      delete: operation(
+        POLICY.adminOnly,
+        {
+          id: 'deleteSubscription',
+          tag,
+          summary: 'Delete a subscription (its pending deliveries are dropped)',
+          parameters: [paramRef('If-Match')],
+          responses: { 202: COMMAND_ACCEPTED, 204: { description: 'Deleted.' } },
+        },
+        [404, 412],
+      ),
+    },
+    '/Subscriptions/{id}/Deliveries': {
+      parameters: [id],
+      get: operation(
+        POLICY.adminOnly,
+        {
+          id: 'listSubscriptionDeliveries',
+          tag,
+          summary: 'Recent delivery attempts, newest first',
+          parameters: page,
+          responses: {
+            200: {
+              description: 'Attempts (kept WEBHOOK_DELIVERY_RETENTION_HOURS).',
+              content: json({ type: 'array', items: ref('Delivery') }),
+            },
+          },
+        },
+        [400, 404],
+      ),
+    },
+  };
+}
+
 function entityPaths(entity: EntityDefinition, settings: DocumentSettings): Record<string, unknown> {
   const { name, route } = entity;
   const readOnly = READ_MODELS.includes(entity);
@@ -579,6 +697,7 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
         [400, 404],
       ),
     },
+    ...subscriptionPaths(settings),
     '/Jobs': {
       get: operation(
         POLICY.adminOnly,
@@ -839,6 +958,7 @@ export function buildOpenApiDocument(settings: DocumentSettings): Record<string,
       { name: 'Batch' },
       { name: 'Commands' },
       { name: 'Roles' },
+      { name: 'Subscriptions', description: 'Signed webhooks (DESIGN §16).' },
       { name: 'Jobs' },
       { name: 'Export' },
       { name: 'Changes' },

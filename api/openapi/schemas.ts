@@ -17,6 +17,7 @@ import { scalarSchema, writeSchemaOf, writeValidatorOf } from '../../domain/vali
 import { PATCH_OPS } from '../../domain/writes/json-patch';
 import { ALL_QUEUES } from '../../domain/queues/queue-contracts';
 import { JOB_STATES } from '../jobs/job-listing';
+import { ALL_EVENT_NAMES } from '../../domain/events/domain-event';
 
 /**
  * The JSON schemas of the OpenAPI document (components.schemas), derived from the entity
@@ -357,6 +358,97 @@ const HEALTH: Record<string, Schema> = {
 };
 
 /** Every schema of the document, by name. */
+const EVENT_PATTERN: Schema = {
+  type: 'string',
+  minLength: 1,
+  description: `An event type (${ALL_EVENT_NAMES.slice(0, 3).join(', ')}, …: \`<Entity>Created|Updated|Deleted\`), a prefix ending in \`*\` (\`Scheme*\`) or \`*\` alone.`,
+};
+
+/** `/Subscriptions` (DESIGN §16). */
+const WEBHOOK_SCHEMAS: Record<string, Schema> = {
+  Subscription: {
+    type: 'object',
+    description: 'A webhook subscription as GET shows it: never its secret.',
+    properties: {
+      Id: { type: 'string', readOnly: true },
+      Url: { type: 'string', format: 'uri' },
+      Events: { type: 'array', items: EVENT_PATTERN, minItems: 1 },
+      Description: { type: ['string', 'null'] },
+      Active: { type: 'boolean' },
+      CreatedAt: { type: 'string', format: 'date-time', readOnly: true },
+      UpdatedAt: { type: 'string', format: 'date-time', readOnly: true },
+    },
+    required: ['Id', 'Url', 'Events', 'Description', 'Active', 'CreatedAt', 'UpdatedAt'],
+    additionalProperties: false,
+  },
+  SubscriptionCreated: {
+    type: 'object',
+    description: 'The subscription just created, with its signing secret: shown this once, never again (store it now).',
+    properties: {
+      Id: { type: 'string' },
+      Url: { type: 'string', format: 'uri' },
+      Events: { type: 'array', items: EVENT_PATTERN, minItems: 1 },
+      Description: { type: ['string', 'null'] },
+      Active: { type: 'boolean' },
+      CreatedAt: { type: 'string', format: 'date-time' },
+      UpdatedAt: { type: 'string', format: 'date-time' },
+      Secret: {
+        type: 'string',
+        pattern: '^whsec_[A-Za-z0-9+/]{43}=$',
+        description: '`whsec_` + base64 of 32 random bytes: the Standard Webhooks signing key.',
+      },
+    },
+    required: ['Id', 'Url', 'Events', 'Description', 'Active', 'CreatedAt', 'UpdatedAt', 'Secret'],
+    additionalProperties: false,
+  },
+  SubscriptionWrite: {
+    type: 'object',
+    description:
+      '`Url`: http(s), no credentials, a host resolving to public addresses only (unless WEBHOOK_ALLOW_PRIVATE_NETWORKS). `Active` defaults to true. `Id`, `CreatedAt`, `UpdatedAt` may be sent back from a GET; they are ignored.',
+    properties: {
+      Url: { type: 'string', format: 'uri' },
+      Events: { type: 'array', items: EVENT_PATTERN, minItems: 1 },
+      Description: { type: ['string', 'null'] },
+      Active: { type: 'boolean' },
+      Id: {},
+      CreatedAt: {},
+      UpdatedAt: {},
+    },
+    required: ['Url', 'Events'],
+    additionalProperties: false,
+    examples: [
+      { Url: 'https://hooks.example.com/emapi', Events: ['SchemeCreated', 'Company*'], Description: 'CRM sync' },
+    ],
+  },
+  Delivery: {
+    type: 'object',
+    description: 'One delivery attempt of one event to the subscription.',
+    properties: {
+      Id: { type: 'string' },
+      EventId: { type: 'string', format: 'uuid', description: 'The `webhook-id` sent (the event id).' },
+      EventType: { type: 'string' },
+      Attempt: { type: 'integer', minimum: 1 },
+      StatusCode: { type: ['integer', 'null'], description: "The receiver's HTTP status; null when none came." },
+      DurationMs: { type: 'integer', minimum: 0 },
+      Error: { type: ['string', 'null'], description: 'Why the attempt failed; null when delivered.' },
+      NextRetryAt: { type: ['string', 'null'], format: 'date-time', description: 'When the next attempt is due.' },
+      AttemptedAt: { type: 'string', format: 'date-time' },
+    },
+    required: [
+      'Id',
+      'EventId',
+      'EventType',
+      'Attempt',
+      'StatusCode',
+      'DurationMs',
+      'Error',
+      'NextRetryAt',
+      'AttemptedAt',
+    ],
+    additionalProperties: false,
+  },
+};
+
 export function componentSchemas(): Record<string, Schema> {
   const schemas: Record<string, Schema> = {
     Problem: PROBLEM,
@@ -374,6 +466,7 @@ export function componentSchemas(): Record<string, Schema> {
     CommandState: COMMAND_STATE,
     JobEntry: JOB_ENTRY,
     ...ROLE_SCHEMAS,
+    ...WEBHOOK_SCHEMAS,
     ...HEALTH,
   };
   for (const entity of [...ENTITIES, ...READ_MODELS]) {

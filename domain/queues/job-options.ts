@@ -11,7 +11,8 @@ interface KeepJobs {
 
 /** The wait before a failed attempt runs again. */
 interface JobBackoff {
-  type: 'exponential' | 'fixed';
+  /** `webhook-schedule`: the worker's own strategy (WEBHOOK_RETRY_SCHEDULE; `delay` unused). */
+  type: 'exponential' | 'fixed' | 'webhook-schedule';
   /** ms before the second attempt; doubled for each further one when exponential. */
   delay: number;
 }

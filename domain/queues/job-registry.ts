@@ -5,12 +5,16 @@ import type { BatchCommand } from '../batch/batch-command';
 import { ALL_EVENT_NAMES, type DomainEvent } from '../events/domain-event';
 import type { AddedJobOptions, JobOptions } from './job-options';
 import { isWriteOrigin, type WriteOrigin } from '../commands/write-origin';
+import { SUBSCRIPTION_COMMAND_NAMES, type SubscriptionCommand } from '../webhooks/subscription-command';
+import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from '../webhooks/retry-schedule';
 import {
   BATCH_JOB,
   EVENT_BURST_JOB,
   PRUNE_RETENTION_JOB,
   QUEUE,
   REBUILD_VIEWS_JOB,
+  WEBHOOK_BACKOFF,
+  WEBHOOK_DELIVERY_JOB,
   type QueueName,
 } from './queue-contracts';
 
@@ -85,6 +89,30 @@ export const JOBS = {
     queues: [QUEUE.views, QUEUE.notifications],
     names: ALL_EVENT_NAMES,
     options: EVENT_JOB_OPTIONS,
+  },
+  /**
+   * A write of a webhook subscription (DESIGN §16) for the command workers: applied in one
+   * transaction with its command_log row like an entity command, no events.
+   */
+  subscription: {
+    queues: [QUEUE.commands],
+    names: SUBSCRIPTION_COMMAND_NAMES,
+    options: { ...COMMAND_RETRIES, ...kept(1_000) },
+  },
+  /**
+   * One event POSTed to one subscription (DESIGN §16). Attempted once plus once per entry of
+   * WEBHOOK_RETRY_SCHEDULE (the producer sets `attempts` from it; the default schedule's here), the
+   * waits from the worker's custom backoff; then failed, kept a week for /Jobs and Bull Board, where
+   * it can be retried by hand.
+   */
+  webhookDelivery: {
+    queues: [QUEUE.webhooks],
+    names: [WEBHOOK_DELIVERY_JOB],
+    options: {
+      attempts: parseRetrySchedule(DEFAULT_RETRY_SCHEDULE).length + 1,
+      backoff: { type: WEBHOOK_BACKOFF, delay: 0 },
+      ...kept(10_000),
+    },
   },
   /** A rebuild of every read model (`POST /Jobs/RebuildViews`): retried past a transient database failure. */
   rebuildViews: {
@@ -166,6 +194,33 @@ export function batchJob(batch: Signed<BatchCommand>): JobRequest<Signed<BatchCo
  */
 export function eventJob(event: DomainEvent): JobRequest<DomainEvent> {
   return { name: event.name, data: event, opts: { ...JOBS.event.options, jobId: event.eventId } };
+}
+
+/** The job of a signed subscription command; its id is the command id. */
+export function subscriptionCommandJob(command: Signed<SubscriptionCommand>): JobRequest<Signed<SubscriptionCommand>> {
+  return { name: command.name, data: command, opts: { ...JOBS.subscription.options, jobId: command.commandId } };
+}
+
+/** What a webhook delivery job carries: names only (the body is read at delivery, the secret never leaves Postgres). */
+export interface WebhookDeliveryData {
+  eventId: string;
+  eventType: string;
+  /** The subscription's key. */
+  subscriptionId: number;
+}
+
+/**
+ * The job delivering one event to one subscription. Its id is derived from both (BullMQ custom ids
+ * must not be integers nor hold `:`; a UUID and a number joined by `-` are neither), so a burst
+ * handled twice (a redelivery, a crash between recording and enqueuing) adds each delivery once
+ * while its job is kept; past that the worker finds the recorded 2xx and sends nothing.
+ */
+export function webhookDeliveryJob(data: WebhookDeliveryData, attempts: number): JobRequest<WebhookDeliveryData> {
+  return {
+    name: WEBHOOK_DELIVERY_JOB,
+    data,
+    opts: { ...JOBS.webhookDelivery.options, attempts, jobId: `wh-${data.eventId}-${data.subscriptionId}` },
+  };
 }
 
 /** Most events one burst job carries: bounds a job's size (about 500 bytes an event) and a consumer's statement. */

@@ -9,6 +9,11 @@ export const QUEUE = {
   notifications: 'notifications',
   /** Housekeeping run by the command workers: the retention job (one scheduler for all processes). */
   maintenance: 'maintenance',
+  /**
+   * Outward webhook deliveries (DESIGN §16): one job per (event, subscription), added by the
+   * notification workers after they record a burst, processed by a second worker in the same processes.
+   */
+  webhooks: 'webhooks',
 } as const;
 
 export type QueueName = (typeof QUEUE)[keyof typeof QUEUE];
@@ -32,3 +37,9 @@ export const BATCH_JOB = 'batch';
 
 /** Job (and job scheduler id) of the `maintenance` queue that prunes the outbox and the command log. */
 export const PRUNE_RETENTION_JOB = 'prune-retention';
+
+/** Job of the `webhooks` queue: one event POSTed to one subscription's URL (its data: WebhookDeliveryData). */
+export const WEBHOOK_DELIVERY_JOB = 'webhook-delivery';
+
+/** The custom backoff of webhook deliveries: the waits of WEBHOOK_RETRY_SCHEDULE, read by the worker. */
+export const WEBHOOK_BACKOFF = 'webhook-schedule';

@@ -1,4 +1,5 @@
 import { EnvError, bool, cleanEnv, makeValidator, str, type ValidatorSpec } from 'envalid';
+import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from '../../domain/webhooks/retry-schedule';
 
 /**
  * Every environment variable a process of the service reads, declared once with envalid: its
@@ -95,6 +96,16 @@ const integerOrAuto = makeValidator<string>((raw) => {
   if (raw.trim() !== '' && (!Number.isInteger(n) || n < 0))
     throw new EnvError('must be empty (automatic) or an integer ≥ 0');
   return raw.trim();
+});
+
+/** WEBHOOK_RETRY_SCHEDULE: comma-separated durations (`5s,30s,2m`), parsed at start. */
+const retrySchedule = makeValidator<string>((raw) => {
+  try {
+    parseRetrySchedule(raw);
+  } catch (err) {
+    throw new EnvError(`must be comma-separated durations like 5s,30s,2m,1h: ${(err as Error).message}`);
+  }
+  return raw;
 });
 
 const nonNegative = integer(0);
@@ -301,6 +312,33 @@ export const ENVIRONMENT = {
   RETENTION_INTERVAL_MS: positive({
     default: 60_000,
     desc: 'how often the one retention job runs (a job scheduler on the `maintenance` queue)',
+  }),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool({
+    default: false,
+    desc: 'webhook URLs may point at loopback, private, link-local, unique-local, CGNAT and other non-public addresses (checked on `/Subscriptions` writes and again at every delivery); for local development and tests only',
+  }),
+  WEBHOOK_RETRY_SCHEDULE: retrySchedule({
+    default: DEFAULT_RETRY_SCHEDULE,
+    desc: 'waits before each retry of a failed webhook delivery (`ms`, `s`, `m`, `h`, `d`; at most 20, each ≤ 7d); after the last the job is failed (`/Jobs`, Bull Board)',
+  }),
+  WEBHOOK_TIMEOUT_MS: positive({
+    default: 10_000,
+    desc: 'a webhook receiver must answer 2xx within this long (connecting included), or the attempt fails',
+  }),
+  WEBHOOK_CONCURRENCY: positive({
+    default: 16,
+    desc: 'webhook deliveries one notification worker process makes at once',
+  }),
+  WEBHOOK_MAX_SUBSCRIPTIONS: positive({ default: 100, desc: 'webhook subscriptions in all (409 beyond)' }),
+  WEBHOOK_MAX_EVENT_PATTERNS: positive({ default: 50, desc: '`Events` entries of one subscription (400)' }),
+  WEBHOOK_MAX_URL_LENGTH: positive({ default: 2048, desc: 'characters of a subscription `Url` (400)' }),
+  WEBHOOK_MAX_DESCRIPTION_LENGTH: positive({
+    default: 1000,
+    desc: 'characters of a subscription `Description` (400)',
+  }),
+  WEBHOOK_DELIVERY_RETENTION_HOURS: hours({
+    default: 168,
+    desc: 'how long webhook delivery attempts (`/Subscriptions/<id>/Deliveries`) are kept',
   }),
 };
 

@@ -4,6 +4,8 @@
  * build configs without touching process.env.
  */
 import { ConfigError, readEnvironment } from './environment';
+import { parseRetrySchedule } from '../../domain/webhooks/retry-schedule';
+import type { SubscriptionLimits } from '../../domain/webhooks/subscription';
 
 export type MockRole = 'Admin' | 'User' | 'none';
 
@@ -90,7 +92,20 @@ export interface AppConfig {
   /** `GET /metrics` on the API (METRICS_ENABLED); worker processes' own metrics port (METRICS_PORT). */
   metrics: { enabled: boolean; port?: number };
   /** How long published outbox rows and finished command-log rows are kept (the idempotency window). */
-  retention: { outboxMs: number; commandLogMs: number; intervalMs: number };
+  retention: { outboxMs: number; commandLogMs: number; deliveriesMs: number; intervalMs: number };
+  /** Outward webhooks (DESIGN §16). */
+  webhooks: WebhooksConfig;
+}
+
+export interface WebhooksConfig {
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: the private-network guard is off (development and tests). */
+  allowPrivateNetworks: boolean;
+  /** WEBHOOK_RETRY_SCHEDULE in ms: a delivery has `length + 1` attempts. */
+  retrySchedule: number[];
+  timeoutMs: number;
+  concurrency: number;
+  maxSubscriptions: number;
+  limits: SubscriptionLimits;
 }
 
 /** DESIGN §15: Bull Board's OIDC login (authorization code + PKCE) and its session cookie. */
@@ -218,7 +233,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     retention: {
       outboxMs: Math.round(e.OUTBOX_RETENTION_HOURS * 3600_000),
       commandLogMs: Math.round(e.COMMAND_LOG_RETENTION_HOURS * 3600_000),
+      deliveriesMs: Math.round(e.WEBHOOK_DELIVERY_RETENTION_HOURS * 3600_000),
       intervalMs: e.RETENTION_INTERVAL_MS,
+    },
+    webhooks: {
+      allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+      retrySchedule: parseRetrySchedule(e.WEBHOOK_RETRY_SCHEDULE),
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      concurrency: e.WEBHOOK_CONCURRENCY,
+      maxSubscriptions: e.WEBHOOK_MAX_SUBSCRIPTIONS,
+      limits: {
+        maxUrlLength: e.WEBHOOK_MAX_URL_LENGTH,
+        maxEventPatterns: e.WEBHOOK_MAX_EVENT_PATTERNS,
+        maxDescriptionLength: e.WEBHOOK_MAX_DESCRIPTION_LENGTH,
+      },
     },
   };
 }

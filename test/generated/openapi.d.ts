@@ -1464,6 +1464,88 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/Subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Webhook subscriptions
+         * @description Roles: Admin.
+         */
+        get: operations["listSubscriptions"];
+        put?: never;
+        /**
+         * Subscribe a URL to events
+         * @description Each matching event is POSTed as `{ type, timestamp, data }` with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried on WEBHOOK_RETRY_SCHEDULE. The answer carries the signing `Secret`, this once.
+         *
+         *     Roles: Admin.
+         */
+        post: operations["createSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription Id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * One subscription
+         * @description Roles: Admin.
+         */
+        get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a subscription (its pending deliveries are dropped)
+         * @description Roles: Admin.
+         */
+        delete: operations["deleteSubscription"];
+        options?: never;
+        head?: never;
+        /**
+         * Change Url, Events or Active with JSON Patch
+         * @description An RFC 6902 document (`application/json-patch+json`) over the subscription as GET shows it; only `/Url`, `/Events` (or its items) and `/Active` may change (`test` may look anywhere). `Active: false` stops deliveries, pending ones included.
+         *
+         *     Roles: Admin.
+         */
+        patch: operations["patchSubscription"];
+        trace?: never;
+    };
+    "/Subscriptions/{id}/Deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription Id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Recent delivery attempts, newest first
+         * @description Roles: Admin.
+         */
+        get: operations["listSubscriptionDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/Jobs": {
         parameters: {
             query?: never;
@@ -1509,7 +1591,7 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                queue: "commands" | "views" | "notifications" | "maintenance";
+                queue: "commands" | "views" | "notifications" | "maintenance" | "webhooks";
                 id: string;
             };
             cookie?: never;
@@ -1532,7 +1614,7 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                queue: "commands" | "views" | "notifications" | "maintenance";
+                queue: "commands" | "views" | "notifications" | "maintenance" | "webhooks";
                 id: string;
             };
             cookie?: never;
@@ -2279,7 +2361,7 @@ export interface components {
         /** @description A BullMQ job as /Jobs shows it (DESIGN §10). */
         JobEntry: {
             /** @enum {unknown} */
-            Queue: "commands" | "views" | "notifications" | "maintenance";
+            Queue: "commands" | "views" | "notifications" | "maintenance" | "webhooks";
             Id: string;
             Name: string;
             /** @enum {unknown} */
@@ -2326,6 +2408,78 @@ export interface components {
             Id?: unknown;
             CreatedAt?: unknown;
             CreatedBy?: unknown;
+        };
+        /** @description A webhook subscription as GET shows it: never its secret. */
+        Subscription: {
+            readonly Id: string;
+            /** Format: uri */
+            Url: string;
+            Events: string[];
+            Description: string | null;
+            Active: boolean;
+            /** Format: date-time */
+            readonly CreatedAt: string;
+            /** Format: date-time */
+            readonly UpdatedAt: string;
+        };
+        /** @description The subscription just created, with its signing secret: shown this once, never again (store it now). */
+        SubscriptionCreated: {
+            Id: string;
+            /** Format: uri */
+            Url: string;
+            Events: string[];
+            Description: string | null;
+            Active: boolean;
+            /** Format: date-time */
+            CreatedAt: string;
+            /** Format: date-time */
+            UpdatedAt: string;
+            /** @description `whsec_` + base64 of 32 random bytes: the Standard Webhooks signing key. */
+            Secret: string;
+        };
+        /**
+         * @description `Url`: http(s), no credentials, a host resolving to public addresses only (unless WEBHOOK_ALLOW_PRIVATE_NETWORKS). `Active` defaults to true. `Id`, `CreatedAt`, `UpdatedAt` may be sent back from a GET; they are ignored.
+         * @example {
+         *       "Url": "https://hooks.example.com/emapi",
+         *       "Events": [
+         *         "SchemeCreated",
+         *         "Company*"
+         *       ],
+         *       "Description": "CRM sync"
+         *     }
+         */
+        SubscriptionWrite: {
+            /** Format: uri */
+            Url: string;
+            Events: string[];
+            Description?: string | null;
+            Active?: boolean;
+            Id?: unknown;
+            CreatedAt?: unknown;
+            UpdatedAt?: unknown;
+        };
+        /** @description One delivery attempt of one event to the subscription. */
+        Delivery: {
+            Id: string;
+            /**
+             * Format: uuid
+             * @description The `webhook-id` sent (the event id).
+             */
+            EventId: string;
+            EventType: string;
+            Attempt: number;
+            /** @description The receiver's HTTP status; null when none came. */
+            StatusCode: number | null;
+            DurationMs: number;
+            /** @description Why the attempt failed; null when delivered. */
+            Error: string | null;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due.
+             */
+            NextRetryAt: string | null;
+            /** Format: date-time */
+            AttemptedAt: string;
         };
         Liveness: {
             /** @constant */
@@ -9438,11 +9592,248 @@ export interface operations {
             503: components["responses"]["Problem503"];
         };
     };
+    listSubscriptions: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 50, MAX_TOP). */
+                $top?: number;
+                /** @description Entries to skip. */
+                $skip?: number;
+                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                $count?: components["parameters"]["count"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Subscriptions in key order (never their secrets). */
+            200: {
+                headers: {
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"][];
+                };
+            };
+            400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            429: components["responses"]["Problem429"];
+            500: components["responses"]["Problem500"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    createSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionWrite"];
+            };
+        };
+        responses: {
+            /** @description Created; the body carries the secret, shown only here. */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionCreated"];
+                };
+            };
+            /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommandState"];
+                };
+            };
+            400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            409: components["responses"]["Problem409"];
+            413: components["responses"]["Problem413"];
+            415: components["responses"]["Problem415"];
+            429: components["responses"]["Problem429"];
+            500: components["responses"]["Problem500"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    getSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription Id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            429: components["responses"]["Problem429"];
+            500: components["responses"]["Problem500"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    deleteSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Entity tag(s) of the version to change; another version answers 412. */
+                "If-Match"?: components["parameters"]["If-Match"];
+            };
+            path: {
+                /** @description The subscription Id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommandState"];
+                };
+            };
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            412: components["responses"]["Problem412"];
+            429: components["responses"]["Problem429"];
+            500: components["responses"]["Problem500"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    patchSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Entity tag(s) of the version to change; another version answers 412. */
+                "If-Match"?: components["parameters"]["If-Match"];
+            };
+            path: {
+                /** @description The subscription Id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json-patch+json": components["schemas"]["JsonPatch"];
+            };
+        };
+        responses: {
+            /** @description The subscription as changed. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CommandState"];
+                };
+            };
+            400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            409: components["responses"]["Problem409"];
+            412: components["responses"]["Problem412"];
+            413: components["responses"]["Problem413"];
+            415: components["responses"]["Problem415"];
+            429: components["responses"]["Problem429"];
+            500: components["responses"]["Problem500"];
+            503: components["responses"]["Problem503"];
+        };
+    };
+    listSubscriptionDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 50, MAX_TOP). */
+                $top?: number;
+                /** @description Entries to skip. */
+                $skip?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The subscription Id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Attempts (kept WEBHOOK_DELIVERY_RETENTION_HOURS). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"][];
+                };
+            };
+            400: components["responses"]["Problem400"];
+            401: components["responses"]["Problem401"];
+            403: components["responses"]["Problem403"];
+            404: components["responses"]["Problem404"];
+            429: components["responses"]["Problem429"];
+            500: components["responses"]["Problem500"];
+            503: components["responses"]["Problem503"];
+        };
+    };
     listJobs: {
         parameters: {
             query?: {
                 /** @description Only this queue. */
-                queue?: "commands" | "views" | "notifications" | "maintenance";
+                queue?: "commands" | "views" | "notifications" | "maintenance" | "webhooks";
                 /** @description Only jobs in this state. */
                 state?: "active" | "waiting" | "waiting-children" | "prioritized" | "delayed" | "failed" | "completed";
                 /** @description Page size (MAX_TOP). */
@@ -9510,7 +9901,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                queue: "commands" | "views" | "notifications" | "maintenance";
+                queue: "commands" | "views" | "notifications" | "maintenance" | "webhooks";
                 id: string;
             };
             cookie?: never;
@@ -9540,7 +9931,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                queue: "commands" | "views" | "notifications" | "maintenance";
+                queue: "commands" | "views" | "notifications" | "maintenance" | "webhooks";
                 id: string;
             };
             cookie?: never;

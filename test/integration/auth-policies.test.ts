@@ -105,7 +105,7 @@ test('Admin reaches the real answers: Bull Board lists every queue, /Jobs answer
   const board = await stack.get('/admin/queues/api/queues', bearer(tokens.Admin));
   t.is(board.status, 200, board.text);
   const names = (board.body as { queues: { name: string }[] }).queues.map((q) => q.name).sort();
-  t.deepEqual(names, ['commands', 'maintenance', 'notifications', 'views']);
+  t.deepEqual(names, ['commands', 'maintenance', 'notifications', 'views', 'webhooks']);
   const page = await stack.get('/admin/queues', bearer(tokens.Admin));
   t.is(page.status, 200);
   t.regex(page.headers.get('content-type') ?? '', /text\/html/);

@@ -18,7 +18,8 @@ test('Bull Board renders its queue list in a real browser under the service’s 
     // The board's own queue list, rendered by its script from its API: every queue by name.
     await waitForText(page, 'notifications');
     const text = await visibleText(page);
-    for (const queue of ['commands', 'views', 'notifications', 'maintenance']) t.true(text.includes(queue), queue);
+    for (const queue of ['commands', 'views', 'notifications', 'maintenance', 'webhooks'])
+      t.true(text.includes(queue), queue);
     t.deepEqual(problems, []);
   } finally {
     await browser.close();

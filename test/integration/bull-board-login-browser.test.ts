@@ -70,7 +70,8 @@ test('an admin logs in at the issuer, lands on the queue list, logs out; a user 
   t.is(new URL(page.url()).origin, stack.baseUrl);
   t.regex(new URL(page.url()).pathname, /^\/admin\/queues\/?$/);
   const text = await visibleText(page);
-  for (const queue of ['commands', 'views', 'notifications', 'maintenance']) t.true(text.includes(queue), queue);
+  for (const queue of ['commands', 'views', 'notifications', 'maintenance', 'webhooks'])
+    t.true(text.includes(queue), queue);
   t.deepEqual(problems, []);
 
   const cookies = await context.cookies();

@@ -113,7 +113,7 @@ test('an Admin session opens Bull Board and its API', async (t) => {
   const api = await stack.get('/admin/queues/api/queues', sessionCookie(session));
   t.is(api.status, 200, api.text);
   const names = (api.body as { queues: { name: string }[] }).queues.map((q) => q.name).sort();
-  t.deepEqual(names, ['commands', 'maintenance', 'notifications', 'views']);
+  t.deepEqual(names, ['commands', 'maintenance', 'notifications', 'views', 'webhooks']);
   const page = await stack.get('/admin/queues', { ...HTML, ...sessionCookie(session) });
   t.is(page.status, 200);
   t.regex(page.text, /\/admin\/queues\/auth\/logout/); // the board's "Log out" link

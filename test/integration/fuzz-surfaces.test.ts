@@ -45,7 +45,7 @@ const segment = fc.oneof(
   fc.integer().map(String),
 );
 
-const queueName = fc.constantFrom('commands', 'views', 'notifications', 'maintenance', 'nope', '__proto__');
+const queueName = fc.constantFrom('commands', 'views', 'notifications', 'maintenance', 'webhooks', 'nope', '__proto__');
 
 const path = fc.oneof(
   fc.tuple(fc.constantFrom('/Jobs', '/Jobs/RebuildViews'), fc.constant('')).map(([p]) => p),

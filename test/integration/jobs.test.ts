@@ -169,5 +169,5 @@ test('Bull Board serves its UI and shows every queue', async (t) => {
   const api = await stack.get('/admin/queues/api/queues');
   t.is(api.status, 200);
   const names = (api.body as { queues: { name: string }[] }).queues.map((q) => q.name).sort();
-  t.deepEqual(names, ['commands', 'maintenance', 'notifications', 'views']);
+  t.deepEqual(names, ['commands', 'maintenance', 'notifications', 'views', 'webhooks']);
 });

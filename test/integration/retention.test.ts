@@ -14,7 +14,12 @@ test.before(async () => {
   // Two command worker processes' worth of workers: the scheduler must still make one job per interval.
   stack = await startStack({
     workers: [(config) => startCommandWorker(config), (config) => startCommandWorker(config)],
-    env: { RETENTION_INTERVAL_MS: '300', OUTBOX_RETENTION_HOURS: '24', COMMAND_LOG_RETENTION_HOURS: '168' },
+    env: {
+      RETENTION_INTERVAL_MS: '300',
+      OUTBOX_RETENTION_HOURS: '24',
+      COMMAND_LOG_RETENTION_HOURS: '168',
+      WEBHOOK_DELIVERY_RETENTION_HOURS: '48',
+    },
   });
 });
 test.after.always(async () => {
@@ -54,6 +59,31 @@ test('every row older than its window goes in one run, several batches deep; new
     (await stack.knex('command_log').select('command_id')).map((r: { command_id: string }) => r.command_id),
     ['recent'],
   );
+});
+
+test('webhook delivery attempts older than WEBHOOK_DELIVERY_RETENTION_HOURS go; newer ones stay', async (t) => {
+  const [row] = (await stack
+    .knex('webhook_subscriptions')
+    .insert(
+      { url: 'https://93.184.215.14/kept', events: JSON.stringify(['*']), secret: 'whsec_x', created_by: 'someone' },
+      ['id'],
+    )) as { id: number }[];
+  const attempt = (hours: number, n: number) => ({
+    subscription_id: row!.id,
+    event_id: `00000000-0000-4000-8000-00000000000${n}`,
+    event_type: 'SchemeCreated',
+    attempt: 1,
+    status_code: 204,
+    duration_ms: 3,
+    attempted_at: stack.knex.raw(`now() - interval '${hours} hours'`),
+  });
+  await stack.knex('webhook_deliveries').insert([attempt(72, 1), attempt(49, 2), attempt(47, 3), attempt(0, 4)]);
+  const events = async () =>
+    (await stack.knex('webhook_deliveries').select('event_id').orderBy('event_id')).map((r: { event_id: string }) =>
+      r.event_id.slice(-1),
+    );
+  await eventually(async () => (await events()).length === 2, 60_000);
+  t.deepEqual(await events(), ['3', '4']);
 });
 
 test('one job scheduler for the whole deployment, visible in /Jobs as the maintenance queue', async (t) => {

@@ -29,6 +29,8 @@ const SERVICE_TABLES = [
   'outbox',
   'role_assignments',
   'search_fields',
+  'webhook_subscriptions',
+  'webhook_deliveries',
   'knex_migrations',
   'knex_migrations_lock',
 ];

@@ -3,7 +3,13 @@ import { randomUUID } from 'node:crypto';
 import type { AppConfig } from '../../infra/config/load-config';
 import { encodeId } from '../../domain/ids/id-codec';
 import { eventName, type DomainEvent, type EventVerb } from '../../domain/events/domain-event';
-import { JOBS, eventBurstJob, eventJob, type EventBurstData } from '../../domain/queues/job-registry';
+import {
+  JOBS,
+  eventBurstJob,
+  eventJob,
+  webhookDeliveryJob,
+  type EventBurstData,
+} from '../../domain/queues/job-registry';
 import { ALL_QUEUES, QUEUE, type QueueName } from '../../domain/queues/queue-contracts';
 import type { ExecutionContext } from 'ava';
 import type { Stack } from './stack';
@@ -162,6 +168,14 @@ export async function eventually<T>(
 export async function checkQueuesListed(t: ExecutionContext, stack: Stack): Promise<void> {
   const rebuild = await stack.request('POST', '/Jobs/RebuildViews');
   t.is(rebuild.status, 202, rebuild.text);
+  // A delivery to no subscription (the stack has none): its worker completes it sending nothing.
+  const webhooks = testQueue(stack.config, QUEUE.webhooks);
+  try {
+    const delivery = webhookDeliveryJob({ eventId: randomUUID(), eventType: 'SchemeCreated', subscriptionId: 1 }, 1);
+    await webhooks.add(delivery.name, delivery.data, delivery.opts);
+  } finally {
+    await webhooks.close();
+  }
   for (const name of ALL_QUEUES) {
     const res = await stack.get(`/Jobs?queue=${name}&$count=true`);
     t.is(res.status, 200, res.text);

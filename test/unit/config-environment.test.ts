@@ -283,3 +283,18 @@ test('REDIS_WAIT_REPLICAS: one replica behind Sentinel by default, none otherwis
     message: /not supported with REDIS_CLUSTER_NODES/,
   });
 });
+
+test('webhooks: WEBHOOK_RETRY_SCHEDULE parsed at start (a bad one refused), the guard on by default', (t) => {
+  const config = loadConfig(base);
+  t.deepEqual(config.webhooks.retrySchedule, [5e3, 3e4, 12e4, 6e5, 36e5, 216e5, 864e5]);
+  t.false(config.webhooks.allowPrivateNetworks);
+  t.is(config.webhooks.timeoutMs, 10_000);
+  t.deepEqual(loadConfig({ ...base, WEBHOOK_RETRY_SCHEDULE: '200ms,400ms' }).webhooks.retrySchedule, [200, 400]);
+  for (const bad of ['5', '1x', '-5s', '9d', '1s;2s']) {
+    t.throws(
+      () => loadConfig({ ...base, WEBHOOK_RETRY_SCHEDULE: bad }),
+      { instanceOf: ConfigError, message: /WEBHOOK_RETRY_SCHEDULE/ },
+      bad,
+    );
+  }
+});

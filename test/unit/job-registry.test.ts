@@ -13,6 +13,7 @@ import {
   jobKindsOn,
   pruneRetentionSchedule,
   rebuildViewsJob,
+  webhookDeliveryJob,
 } from '../../domain/queues/job-registry';
 import {
   ALL_QUEUES,
@@ -20,6 +21,7 @@ import {
   PRUNE_RETENTION_JOB,
   QUEUE,
   REBUILD_VIEWS_JOB,
+  WEBHOOK_DELIVERY_JOB,
 } from '../../domain/queues/queue-contracts';
 import { startQueueWorker } from '../../workers/shared/worker-process';
 import { makeEvent } from '../support/queues';
@@ -31,10 +33,11 @@ import { makeEvent } from '../support/queues';
 
 test('each queue carries its kinds of job, and a job name means one kind on its queue', (t) => {
   t.deepEqual(Object.fromEntries(ALL_QUEUES.map((queue) => [queue, jobKindsOn(queue)])), {
-    commands: ['command', 'batch'],
+    commands: ['command', 'batch', 'subscription'],
     views: ['eventBurst', 'event', 'rebuildViews'],
     notifications: ['eventBurst', 'event'],
     maintenance: ['pruneRetention'],
+    webhooks: ['webhookDelivery'],
   });
   for (const queue of ALL_QUEUES) {
     for (const kind of jobKindsOn(queue)) {
@@ -50,6 +53,22 @@ test('each queue carries its kinds of job, and a job name means one kind on its 
   t.is(jobKindOf(QUEUE.commands, 'SchemeUpdated'), undefined);
   t.is(jobKindOf(QUEUE.views, 'create'), undefined);
   t.deepEqual(JOBS.event.names, ALL_EVENT_NAMES, 'every event the command workers emit');
+  t.is(jobKindOf(QUEUE.commands, 'subscription-create'), 'subscription');
+  t.is(jobKindOf(QUEUE.webhooks, WEBHOOK_DELIVERY_JOB), 'webhookDelivery');
+});
+
+test('a webhook delivery job: its id derives from the event and the subscription, and BullMQ takes it', (t) => {
+  const data = { eventId: '6f1c1d7e-58b5-4b53-9b36-8f3c2a0e6a11', eventType: 'SchemeCreated', subscriptionId: 12 };
+  const job = webhookDeliveryJob(data, 3);
+  t.is(job.opts.jobId, 'wh-6f1c1d7e-58b5-4b53-9b36-8f3c2a0e6a11-12');
+  t.deepEqual(webhookDeliveryJob({ ...data }, 3).opts.jobId, job.opts.jobId, 'the same delivery, the same id');
+  t.not(webhookDeliveryJob({ ...data, subscriptionId: 13 }, 3).opts.jobId, job.opts.jobId);
+  // BullMQ refuses custom ids that are integers or hold `:`.
+  t.false(job.opts.jobId!.includes(':'));
+  t.not(String(parseInt(job.opts.jobId!, 10)), job.opts.jobId);
+  t.is(job.opts.attempts, 3);
+  t.deepEqual(job.opts.backoff, { type: 'webhook-schedule', delay: 0 });
+  t.is(JOBS.webhookDelivery.options.attempts, 8, 'the default schedule: 7 retries');
 });
 
 test('producers add their jobs with their kind options and job id rule', (t) => {

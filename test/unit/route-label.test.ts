@@ -19,6 +19,9 @@ const ALLOWED = new Set([
   '/Roles',
   '/Roles/Available',
   '/Roles/Assignments',
+  '/Subscriptions',
+  '/Subscriptions/{id}',
+  '/Subscriptions/{id}/Deliveries',
   '/Roles/Assignments/{id}',
   '/Commands/{id}',
   '/admin/queues',
@@ -41,6 +44,9 @@ test('paths name their route pattern, never a key or id', (t) => {
     ['/Jobs/commands/42', '/Jobs/{queue}/{id}'],
     ['/Jobs/commands/42/retry', '/Jobs/{queue}/{id}/retry'],
     ['/Roles/Assignments/7', '/Roles/Assignments/{id}'],
+    ['/Subscriptions?$top=5', '/Subscriptions'],
+    ['/Subscriptions/AbC12x', '/Subscriptions/{id}'],
+    ['/subscriptions/AbC12x/Deliveries', '/Subscriptions/{id}/Deliveries'],
     ['/Export/Schemes?format=csv', '/Export/Schemes'],
     ['/admin/queues/api/queues?x=1', '/admin/queues'],
     ['/%53chemes/x', '/Schemes/{key}'],
@@ -56,7 +62,20 @@ test('paths name their route pattern, never a key or id', (t) => {
 
 test('arbitrary URLs map into the fixed set of labels (bounded cardinality)', (t) => {
   const segment = fc.oneof(
-    fc.constantFrom(...ROUTES, 'Jobs', 'Roles', 'Assignments', 'Export', 'Commands', '$count', 'admin', 'queues', ''),
+    fc.constantFrom(
+      ...ROUTES,
+      'Jobs',
+      'Roles',
+      'Assignments',
+      'Subscriptions',
+      'Deliveries',
+      'Export',
+      'Commands',
+      '$count',
+      'admin',
+      'queues',
+      '',
+    ),
     fc.string(),
     fc.webSegment(),
   );

@@ -25,6 +25,8 @@ import type { RunningWorker } from '../shared/worker-process';
 import type { WriteOrigin } from '../../domain/commands/write-origin';
 import { tracing } from '../../infra/tracing/tracing';
 import { requestFields, traceContexts } from '../shared/write-origins';
+import type { SubscriptionCommand } from '../../domain/webhooks/subscription-command';
+import { createSubscriptionRunner } from './subscription.handler';
 
 /** Connections for the GETs of batches (a batch reads one GET at a time; a list and its count at once). */
 const BATCH_READ_CONNECTIONS = 4;
@@ -135,6 +137,18 @@ export async function startCommandWorker(
     createBatchRunner({ knex, readKnex, journal, runCommand: run, runGroup, readSettings }),
   );
 
+  const runSubscription = timed(
+    metrics,
+    (command: SubscriptionCommand) => ({ command: command.name, entity: 'Subscription' }),
+    (result: CommandResult) => result,
+    createSubscriptionRunner({
+      knex,
+      logger,
+      maxSubscriptions: config.webhooks.maxSubscriptions,
+      limits: config.webhooks.limits,
+    }),
+  );
+
   /**
    * Verifies a job's signature, runs it and settles its pending count: a command or a whole batch.
    * Only infrastructure errors fail a job (domain failures are its result); BullMQ retries those.
@@ -220,6 +234,9 @@ export async function startCommandWorker(
         await compactFinishedBatch(job, batch, logger);
         return result;
       }),
+      subscription: handler<SubscriptionCommand, CommandResult>((command, { redelivered, logger }) =>
+        runSubscription(command, { redelivered, logger }),
+      ),
     },
     // A command whose worker died twice is failed (the API answers 503, a repeat runs it again)
     // rather than taking down every worker that picks it up.

@@ -2,6 +2,7 @@ import { Queue } from 'bullmq';
 import type { Knex } from 'knex';
 import { COMMAND_LOG_RETENTION } from '../../db/commands/command-log';
 import { OUTBOX_RETENTION } from '../../db/commands/outbox';
+import { DELIVERY_RETENTION } from '../../db/webhooks/subscriptions';
 import { pruneUntilDone } from '../../db/commands/retention';
 import type { Logger } from '../../infra/logger';
 import { queuePrefix, withBullConnection } from '../../infra/redis';
@@ -11,7 +12,7 @@ import { QUEUE } from '../../domain/queues/queue-contracts';
 import { createQueueWorker } from '../shared/worker-process';
 
 /**
- * Retention of the outbox and the command log (DESIGN §13). One BullMQ job scheduler (the same id
+ * Retention of the outbox, the command log and the webhook delivery attempts (DESIGN §13, §16). One BullMQ job scheduler (the same id
  * upserted by every command worker process) makes one `prune-retention` job per interval for the
  * whole deployment, whichever process takes it; each run deletes in batches until nothing older
  * than its window is left, so the tables hold about their windows however fast the service writes.
@@ -42,8 +43,11 @@ export async function startRetentionWorker(
         const commandLog = await pruneUntilDone(knex, COMMAND_LOG_RETENTION, config.retention.commandLogMs, {
           budgetMs,
         });
-        if (outbox.deleted || commandLog.deleted) logger.info({ outbox, commandLog }, 'retention pruned');
-        return { outbox, commandLog };
+        const deliveries = await pruneUntilDone(knex, DELIVERY_RETENTION, config.retention.deliveriesMs, { budgetMs });
+        if (outbox.deleted || commandLog.deleted || deliveries.deleted) {
+          logger.info({ outbox, commandLog, deliveries }, 'retention pruned');
+        }
+        return { outbox, commandLog, deliveries };
       },
     },
   });

@@ -6,16 +6,26 @@ import type { EventBurstData } from '../../domain/queues/job-registry';
 import type { Logger } from '../../infra/logger';
 import { applyBurst } from '../shared/burst-applier';
 
+/**
+ * What runs once a burst's entries are recorded (the webhook deliveries, DESIGN §16): given every
+ * event of the burst, recorded now or by an earlier delivery of it, so a crash in between loses nothing.
+ */
+export type AfterRecorded = (events: readonly DomainEvent[]) => Promise<unknown>;
+
 /** Activity-log entries of a burst of events, one statement; redelivered events add nothing. */
-export function recordBurstHandler(knex: Knex) {
-  return async (job: Job<EventBurstData>, logger: Logger): Promise<{ recorded: number }> => ({
-    recorded: await applyBurst(job.data.events, (events) => recordActivities(knex, events), logger),
-  });
+export function recordBurstHandler(knex: Knex, afterRecorded?: AfterRecorded) {
+  return async (job: Job<EventBurstData>, logger: Logger): Promise<{ recorded: number }> => {
+    const recorded = await applyBurst(job.data.events, (events) => recordActivities(knex, events), logger);
+    await afterRecorded?.(job.data.events);
+    return { recorded };
+  };
 }
 
 /** The same for a job carrying one event (published before bursts, or redelivered by hand). */
-export function recordEventHandler(knex: Knex) {
-  return async (job: Job<DomainEvent>): Promise<{ recorded: number }> => ({
-    recorded: await recordActivities(knex, [job.data]),
-  });
+export function recordEventHandler(knex: Knex, afterRecorded?: AfterRecorded) {
+  return async (job: Job<DomainEvent>): Promise<{ recorded: number }> => {
+    const recorded = await recordActivities(knex, [job.data]);
+    await afterRecorded?.([job.data]);
+    return { recorded };
+  };
 }

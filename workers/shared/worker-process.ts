@@ -1,4 +1,4 @@
-import { Worker } from 'bullmq';
+import { Worker, type BackoffStrategy } from 'bullmq';
 import { queuePrefix, withBullConnection } from '../../infra/redis';
 import { isClusterPrimary, processCount, runClusterPrimary } from '../../infra/cluster-primary';
 import type { Knex } from 'knex';
@@ -150,6 +150,8 @@ export interface RunWorkerOptions<Q extends QueueName> {
    * apply when unset.
    */
   stalledRecovery?: { lockDuration?: number; stalledInterval?: number; maxStalledCount?: number };
+  /** The queue's custom backoff (job option `backoff.type` other than exponential/fixed). */
+  backoffStrategy?: BackoffStrategy;
 }
 
 /**
@@ -166,6 +168,7 @@ export function createQueueWorker<Q extends QueueName>(options: RunWorkerOptions
         connection,
         prefix: queuePrefix(options, options.queue),
         concurrency: options.concurrency,
+        ...(options.backoffStrategy ? { settings: { backoffStrategy: options.backoffStrategy } } : {}),
         ...Object.fromEntries(Object.entries(options.stalledRecovery ?? {}).filter(([, v]) => v !== undefined)),
       }),
   );

@@ -1,0 +1,70 @@
+import type { Job } from 'bullmq';
+import type { Knex } from 'knex';
+import type { WebhookDeliveryData } from '../../domain/queues/job-registry';
+import { retryDelay } from '../../domain/webhooks/retry-schedule';
+import { signWebhook } from '../../domain/webhooks/signature';
+import { activityEntry } from '../../db/webhooks/delivery-body';
+import { deliveryTarget, recordAttempt } from '../../db/webhooks/subscriptions';
+import type { WebhooksConfig } from '../../infra/config/load-config';
+import type { Logger } from '../../infra/logger';
+import { sendWebhook } from '../../infra/webhooks/webhook-sender';
+
+/** What a delivery job answers: sent, or why nothing was sent. */
+type DeliveryResult = { delivered: true; statusCode: number | null; attempt: number } | { skipped: string };
+
+/**
+ * One webhook delivery (DESIGN §16): the event's activity entry POSTed as `{ type, timestamp, data }`
+ * with the Standard Webhooks headers, signed with the subscription's secret (read from Postgres
+ * here, never carried by the job). Every attempt is recorded (`/Subscriptions/<id>/Deliveries`,
+ * with the time of the next one when a retry is scheduled); a failed one throws, so BullMQ retries it
+ * on WEBHOOK_RETRY_SCHEDULE and, after the last, leaves the job failed for /Jobs and Bull Board.
+ * A subscription deleted or turned off meanwhile gets nothing: the job completes saying so.
+ */
+export function webhookDeliveryHandler(deps: { knex: Knex; config: WebhooksConfig; logger: Logger }) {
+  return async (job: Job<WebhookDeliveryData>): Promise<DeliveryResult> => {
+    const { eventId, eventType, subscriptionId } = job.data;
+    const target = await deliveryTarget(deps.knex, subscriptionId, eventId);
+    if (!target) return { skipped: 'the subscription was deleted: nothing sent' };
+    if (!target.active) return { skipped: 'the subscription is turned off (Active false): nothing sent' };
+    if (target.delivered) return { skipped: 'already delivered to this subscription: nothing sent again' };
+    const data = target.activityId === null ? null : await activityEntry(deps.knex, target.activityId);
+    if (!data) return { skipped: 'the event has no activity-log entry: nothing to send' };
+    const body = JSON.stringify({ type: eventType, timestamp: data.OccurredAt, data });
+    const timestamp = Math.floor(Date.now() / 1000);
+    const outcome = await sendWebhook({
+      url: target.url,
+      headers: {
+        'webhook-id': eventId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signWebhook(target.secret, eventId, timestamp, body),
+      },
+      body,
+      timeoutMs: deps.config.timeoutMs,
+      allowPrivate: deps.config.allowPrivateNetworks,
+    });
+    // attemptsMade counts finished attempts: this is the next one (a manual retry goes past the schedule).
+    const attempt = job.attemptsMade + 1;
+    const delay =
+      !outcome.delivered && attempt < (job.opts.attempts ?? 1)
+        ? retryDelay(deps.config.retrySchedule, attempt)
+        : undefined;
+    await recordAttempt(deps.knex, {
+      subscriptionId,
+      eventId,
+      eventType,
+      attempt,
+      statusCode: outcome.statusCode,
+      durationMs: outcome.durationMs,
+      error: outcome.error,
+      nextRetryAt: delay === undefined ? null : new Date(Date.now() + delay),
+    });
+    if (!outcome.delivered) {
+      deps.logger.info(
+        { jobId: job.id, subscriptionId, eventId, attempt, statusCode: outcome.statusCode, error: outcome.error },
+        'webhook attempt failed',
+      );
+      throw new Error(outcome.error ?? 'delivery failed');
+    }
+    return { delivered: true, statusCode: outcome.statusCode, attempt };
+  };
+}
