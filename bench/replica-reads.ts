@@ -1,12 +1,11 @@
-import autocannon, { type Result } from 'autocannon';
+import type autocannon from 'autocannon';
+import { autocannonRun, eventsDrained, until } from './bench-runs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import { Queue } from 'bullmq';
 import pg from 'pg';
 import { createKnex } from '../db/knex';
 import { consistencyTokenNow } from '../db/replicas/consistency-token';
-import { QUEUE } from '../domain/queues/queue-contracts';
 import { nodeArgsOf, type ProcessKind } from '../scripts/process-commands';
 import { startReplica, type TestReplica } from '../test/support/replica';
 import { cpuMsOfPids, cpuWindow, type CpuPerRequest, type TrackedProcess } from './process-cpu';
@@ -144,34 +143,6 @@ export interface ReplicaReport {
   writes: ReplicaWriteRun[];
   readAfterWrite: ReadAfterWriteRun[];
   tokenStatement: TokenStatementRun[];
-}
-
-function cannon(opts: autocannon.Options): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    autocannon(opts, (err, result) => (err ? reject(err) : resolve(result)));
-  });
-}
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`${what} not reached in time`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-async function eventsDrained(redisUrl: string): Promise<void> {
-  const queues = [QUEUE.views, QUEUE.notifications].map(
-    (name) => new Queue(name, { connection: { url: redisUrl }, prefix: PREFIX }),
-  );
-  try {
-    await until(async () => {
-      const counts = await Promise.all(queues.map((q) => q.getJobCounts('wait', 'active', 'prioritized', 'delayed')));
-      return counts.every((c) => Object.values(c).every((n) => n === 0));
-    }, 'the event backlog drained');
-  } finally {
-    await Promise.all(queues.map((q) => q.close()));
-  }
 }
 
 /** The postmaster of a local server: the parent of a backend. */
@@ -327,10 +298,10 @@ async function measureMode(
         scenario === 'keyed GET'
           ? { url: service, connections: concurrency, requests: keyed() }
           : { url: `${service}${options.listPath}`, connections: concurrency };
-      await cannon({ ...opts, duration: options.warmupSeconds });
+      await autocannonRun({ ...opts, duration: options.warmupSeconds });
       const before = await Promise.all([countsOf(primaryDb), countsOf(replicaDb)]);
       const window = cpuWindow([api, ...servers]);
-      const result = await cannon({ ...opts, duration: options.durationSeconds });
+      const result = await autocannonRun({ ...opts, duration: options.durationSeconds });
       const cpu = window(result.requests.total);
       const after = await Promise.all([countsOf(primaryDb), countsOf(replicaDb)]);
       const seconds = cpu.seconds;
@@ -365,20 +336,20 @@ async function measureMode(
       body: JSON.stringify({ SchemeName: 'Replica bench [<id>]' }),
       idReplacement: true,
     };
-    await cannon({ url: `${service}/Schemes`, connections: 16, amount: options.warmupRequests, ...post });
-    await eventsDrained(options.redisUrl);
+    await autocannonRun({ url: `${service}/Schemes`, connections: 16, amount: options.warmupRequests, ...post });
+    await eventsDrained(options.redisUrl, PREFIX);
     for (const concurrency of [1, 32]) {
       const window = cpuWindow([
         ...KINDS.map((kind) => ({ label: LABELS[kind], pid: pids.get(kind)!, withDescendants: true })),
         ...servers,
       ]);
-      const result = await cannon({
+      const result = await autocannonRun({
         url: `${service}/Schemes`,
         connections: concurrency,
         duration: options.durationSeconds,
         ...post,
       });
-      await eventsDrained(options.redisUrl);
+      await eventsDrained(options.redisUrl, PREFIX);
       const cpu = window(result.requests.total);
       report.writes.push({
         round,
@@ -405,7 +376,7 @@ async function measureMode(
     // The first loop of a process runs cold (the bench's own client included): unmeasured first.
     await readAfterWrite(service, false, options.warmupSeconds);
     for (const { delay, token } of variants) {
-      await eventsDrained(options.redisUrl);
+      await eventsDrained(options.redisUrl, PREFIX);
       if (mode === 'with replica') {
         await applyDelay(standby, primaryDb, replicaDb, delay);
         await replicaDb.query('select pg_stat_statements_reset()');

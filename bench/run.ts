@@ -1,4 +1,5 @@
 import autocannon, { type Result } from 'autocannon';
+import { autocannonRun } from './bench-runs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync, mkdirSync } from 'node:fs';
@@ -154,12 +155,6 @@ async function waitFor(url: string, timeoutMs = 30_000): Promise<void> {
     if (Date.now() > deadline) throw new Error(`${url} did not come up`);
     await new Promise((r) => setTimeout(r, 200));
   }
-}
-
-function autocannonRun(opts: autocannon.Options): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    autocannon(opts, (err, result) => (err ? reject(err) : resolve(result)));
-  });
 }
 
 /**

@@ -1,8 +1,6 @@
-import autocannon, { type Result } from 'autocannon';
+import { autocannonRun, eventsDrained, until } from './bench-runs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { Queue } from 'bullmq';
-import { QUEUE } from '../domain/queues/queue-contracts';
 import { PROJECT_ROOT, nodeArgsOf, type ProcessKind } from '../scripts/process-commands';
 import { cpuWindow, type CpuPerRequest } from './process-cpu';
 
@@ -52,35 +50,6 @@ export interface TracingRun {
   cpu: CpuPerRequest;
   /** Spans' export requests and bytes the sink took (tracing on). */
   exported?: { requests: number; bytes: number };
-}
-
-function run(opts: autocannon.Options): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    autocannon(opts, (err, result) => (err ? reject(err) : resolve(result)));
-  });
-}
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`${what} not reached in time`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-/** Resolves once the event workers of the prefix have nothing waiting or running. */
-async function eventsDrained(redisUrl: string): Promise<void> {
-  const queues = [QUEUE.views, QUEUE.notifications].map(
-    (name) => new Queue(name, { connection: { url: redisUrl }, prefix: PREFIX }),
-  );
-  try {
-    await until(async () => {
-      const counts = await Promise.all(queues.map((q) => q.getJobCounts('wait', 'active', 'prioritized', 'delayed')));
-      return counts.every((c) => Object.values(c).every((n) => n === 0));
-    }, 'the event backlog drained');
-  } finally {
-    await Promise.all(queues.map((q) => q.close()));
-  }
 }
 
 async function stopAll(children: ChildProcess[]): Promise<void> {
@@ -140,13 +109,18 @@ async function measure(options: TracingCostOptions, tracing: Mode): Promise<Trac
     }
     const url = `http://127.0.0.1:${PORT}/Schemes`;
     await until(async () => (await fetch(`http://127.0.0.1:${PORT}/health/ready`)).ok, 'the API ready', 30_000);
-    await run({ url, connections: 16, amount: options.warmupRequests, ...post });
-    await eventsDrained(options.redisUrl);
+    await autocannonRun({ url, connections: 16, amount: options.warmupRequests, ...post });
+    await eventsDrained(options.redisUrl, PREFIX);
     const window = cpuWindow(
       KINDS.map((kind) => ({ label: LABELS[kind], pid: pids.get(kind)!, withDescendants: true })),
     );
-    const result = await run({ url, connections: options.concurrency, duration: options.durationSeconds, ...post });
-    await eventsDrained(options.redisUrl);
+    const result = await autocannonRun({
+      url,
+      connections: options.concurrency,
+      duration: options.durationSeconds,
+      ...post,
+    });
+    await eventsDrained(options.redisUrl, PREFIX);
     const cpu = window(result.requests.total);
     let exported: TracingRun['exported'];
     if (sink) {

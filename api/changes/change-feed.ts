@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { listenForActivities, type ActivityListener } from '../../db/activities/activity-listener';
 import { activitiesAfter, latestActivityId, type FeedRow } from '../../db/activities/activity-feed';
 import { encodeId } from '../../domain/ids/id-codec';
+import type { AppConfig } from '../../infra/config/load-config';
 import type { Logger } from '../../infra/logger';
 import { changeFeedMetrics, type ChangeFeedMetrics, type Registry } from '../../infra/metrics/registry';
 
@@ -15,20 +16,8 @@ import { changeFeedMetrics, type ChangeFeedMetrics, type Registry } from '../../
  * of db/activities/activity-log.ts), so "id > last seen" never skips a row committed late.
  */
 
-export interface ChangeFeedSettings {
-  /** A comment line this often on every open stream (CHANGES_HEARTBEAT_MS). */
-  heartbeatMs: number;
-  /** The safety net: the log is read this often even without a notification (CHANGES_POLL_MS). */
-  pollMs: number;
-  /** Open streams this process serves at once (CHANGES_MAX_LISTENERS); more answer 503. */
-  maxListeners: number;
-  /** Open streams of one caller in this process (CHANGES_MAX_LISTENERS_PER_SUBJECT); more answer 429. */
-  maxPerSubject: number;
-  /** Bytes a stream may have waiting to be written before it is dropped (CHANGES_MAX_BUFFER_BYTES). */
-  maxBufferBytes: number;
-  /** A stream with bytes waiting whose client takes none for this long is dropped (CHANGES_STALL_MS). */
-  stallMs: number;
-}
+/** GET /Changes settings (CHANGES_*), as AppConfig holds them. */
+export type ChangeFeedSettings = AppConfig['changes'];
 
 export interface ChangeFeedDeps extends ChangeFeedSettings {
   knex: Knex;

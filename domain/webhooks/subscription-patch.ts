@@ -2,7 +2,7 @@ import { JsonPatchError, applyOperation, deepClone, type Operation } from 'fast-
 import type { PatchOperation } from '../commands/command';
 import { badRequest, conflict, validationFailed, type DomainError } from '../errors/domain-error';
 import { assertStorableJson } from '../json/storable-json';
-import { PATCH_OPS } from '../writes/json-patch';
+import { PATCH_OPS, segmentsOf } from '../writes/json-patch';
 import { PATCHABLE_MEMBERS, SUBSCRIPTION_TYPE } from './subscription';
 
 /**
@@ -15,14 +15,6 @@ import { PATCHABLE_MEMBERS, SUBSCRIPTION_TYPE } from './subscription';
 const NEEDS_VALUE = new Set(['add', 'replace', 'test']);
 const NEEDS_FROM = new Set(['move', 'copy']);
 const POINTER = /^(\/([^~]|~[01])*)*$/;
-
-function segmentsOf(pointer: string): string[] {
-  if (pointer === '') return [];
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-}
 
 function where(pointer: unknown): string {
   if (typeof pointer !== 'string' || !POINTER.test(pointer)) return SUBSCRIPTION_TYPE;

@@ -23,7 +23,8 @@ function isPointer(value: unknown): value is string {
   return typeof value === 'string' && (value === '' || (value.startsWith('/') && !/~(?![01])/.test(value)));
 }
 
-function segmentsOf(pointer: string): string[] {
+/** The unescaped segments of an RFC 6901 pointer (`/a~1b/0` → `['a/b', '0']`). */
+export function segmentsOf(pointer: string): string[] {
   if (pointer === '') return [];
   return pointer
     .slice(1)

@@ -74,11 +74,17 @@ export interface AppConfig {
   batch: { maxRequests: number; maxBytes: number; timeoutMs: number };
   /** GET /Changes (DESIGN §16): heartbeat, safety poll, listener limits, per-stream buffer (api/changes). */
   changes: {
+    /** A comment line this often on every open stream (CHANGES_HEARTBEAT_MS). */
     heartbeatMs: number;
+    /** The safety net: the log is read this often even without a notification (CHANGES_POLL_MS). */
     pollMs: number;
+    /** Open streams this process serves at once (CHANGES_MAX_LISTENERS); more answer 503. */
     maxListeners: number;
+    /** Open streams of one caller in this process (CHANGES_MAX_LISTENERS_PER_SUBJECT); more answer 429. */
     maxPerSubject: number;
+    /** Bytes a stream may have waiting to be written before it is dropped (CHANGES_MAX_BUFFER_BYTES). */
     maxBufferBytes: number;
+    /** A stream with bytes waiting whose client takes none for this long is dropped (CHANGES_STALL_MS). */
     stallMs: number;
   };
   /** Interface the API listens on: 127.0.0.1 whenever mock authentication is on (DESIGN §13). */

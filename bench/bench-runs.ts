@@ -1,0 +1,36 @@
+import autocannon, { type Result } from 'autocannon';
+import { Queue } from 'bullmq';
+import { QUEUE } from '../domain/queues/queue-contracts';
+
+/** What the benchmark's separate runs (tracing, replicas, …) share: one load run, waits. */
+
+/** One autocannon run, as a promise. */
+export function autocannonRun(opts: autocannon.Options): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    autocannon(opts, (err, result) => (err ? reject(err) : resolve(result)));
+  });
+}
+
+/** Polls `check` every 200 ms (a throwing check counts as not yet) until it holds, or throws. */
+export async function until(check: () => Promise<boolean>, what: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`${what} not reached in time`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Resolves once the event workers under `prefix` have nothing waiting or running. */
+export async function eventsDrained(redisUrl: string, prefix: string): Promise<void> {
+  const queues = [QUEUE.views, QUEUE.notifications].map(
+    (name) => new Queue(name, { connection: { url: redisUrl }, prefix }),
+  );
+  try {
+    await until(async () => {
+      const counts = await Promise.all(queues.map((q) => q.getJobCounts('wait', 'active', 'prioritized', 'delayed')));
+      return counts.every((c) => Object.values(c).every((n) => n === 0));
+    }, 'the event backlog drained');
+  } finally {
+    await Promise.all(queues.map((q) => q.close()));
+  }
+}
