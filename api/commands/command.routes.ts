@@ -35,6 +35,12 @@ export function commandRoutes(deps: { knex: Knex; commandBus: CommandBus }): Rou
         throw unavailable('The command queue is unavailable; retry later.');
       }
     }
+    if (status?.batch && status.dispatched.state === 'finished') {
+      // A batch's response is in the command log, written before its job completed: a job seen
+      // completed here finished after the read above, so the log has it now.
+      const recorded = await findCommand(deps.knex, id);
+      if (recorded?.result) status = { ...status, dispatched: { state: 'finished', result: recorded.result } };
+    }
     if (!status || status.subject !== callerOf(req).subject) throw missing();
     res.json(commandStateOf(id, status.dispatched, status.batch));
   });
