@@ -1,13 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { createKnex, type KnexLog } from '../knex';
-import {
-  consistencyTokenNow,
-  lsnOfPosition,
-  positionOfLsn,
-  positionOfToken,
-  type WalPosition,
-} from './consistency-token';
+import { consistencyTokenNow, positionOfLsn, positionOfToken, type WalPosition } from './consistency-token';
 
 /**
  * The hot standbys an API process reads from (DESIGN §14). Each is probed in the background for
@@ -167,11 +161,17 @@ export class ReplicaSet {
     const replica = up.reduce((a, b) => ((a.replayed ?? 0n) >= (b.replayed ?? 0n) ? a : b));
     while (Date.now() < deadline) {
       try {
-        const result = await replica.knex.raw<{ rows: { caught_up: boolean | null }[] }>(
-          'select pg_last_wal_replay_lsn() >= ?::pg_lsn as caught_up',
-          [lsnOfPosition(after)],
+        const result = await replica.knex.raw<{ rows: { replayed: string | null }[] }>(
+          'select pg_last_wal_replay_lsn()::text as replayed',
         );
-        if (result.rows[0]?.caught_up) return { knex: replica.knex, replica };
+        const replayed = result.rows[0]?.replayed;
+        if (replayed) {
+          // What it answers is news for every read until the next probe: later tokens it already
+          // covers need no question of their own.
+          const position = positionOfLsn(replayed);
+          if (replica.replayed === undefined || position > replica.replayed) replica.replayed = position;
+          if (position >= after) return { knex: replica.knex, replica };
+        }
       } catch (err) {
         this.markDown(replica, err);
         return undefined;
