@@ -169,7 +169,7 @@ async function replicaStatements(replica: pg.Pool): Promise<{ keyedReads: number
   for (const row of rows) {
     // The keyed read of a Scheme (db/query/entity-reader.ts keyedSql): `… from schemes d where d.id = $1`.
     if (/from schemes d where d\.id = \$1/.test(row.query)) keyedReads += Number(row.calls);
-    if (/as caught_up/.test(row.query)) waitPolls += Number(row.calls);
+    if (/as replay_now/.test(row.query)) waitPolls += Number(row.calls);
   }
   return { keyedReads, waitPolls };
 }

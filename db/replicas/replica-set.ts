@@ -161,10 +161,10 @@ export class ReplicaSet {
     const replica = up.reduce((a, b) => ((a.replayed ?? 0n) >= (b.replayed ?? 0n) ? a : b));
     while (Date.now() < deadline) {
       try {
-        const result = await replica.knex.raw<{ rows: { replayed: string | null }[] }>(
-          'select pg_last_wal_replay_lsn()::text as replayed',
+        const result = await replica.knex.raw<{ rows: { replay_now: string | null }[] }>(
+          'select pg_last_wal_replay_lsn()::text as replay_now',
         );
-        const replayed = result.rows[0]?.replayed;
+        const replayed = result.rows[0]?.replay_now;
         if (replayed) {
           // What it answers is news for every read until the next probe: later tokens it already
           // covers need no question of their own.
