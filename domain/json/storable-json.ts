@@ -19,18 +19,22 @@ function pointerOf(segments: readonly (string | number)[]): string {
  */
 export function assertStorableJson(entityName: string, raw: unknown, at: readonly (string | number)[] = []): void {
   const errors: string[] = [];
-  const stack: { value: unknown; path: (string | number)[] }[] = [{ value: raw, path: [...at] }];
+  // Paths are kept relative to `at` (a client's JSON Pointer, as long as its body allows): copying
+  // or printing it for every node would cost its length times the value's size (a 40 KB path and a
+  // 40 KB array held the event loop, then ran out of heap). It is printed only for an error.
+  const prefix = pointerOf(at);
+  const stack: { value: unknown; path: (string | number)[] }[] = [{ value: raw, path: [] }];
   while (stack.length && errors.length < MAX_ERRORS) {
     const { value, path } = stack.pop()!;
-    const where = `${entityName}${memberPath(pointerOf(path))}`;
+    const where = () => `${entityName}${memberPath(prefix + pointerOf(path))}`;
     if (typeof value === 'string') {
       const reason = unstorableTextReason(value);
-      if (reason) errors.push(`${where}: ${reason}`);
+      if (reason) errors.push(`${where()}: ${reason}`);
     } else if (typeof value === 'number') {
-      if (!Number.isFinite(value)) errors.push(`${where}: must be a finite number`);
+      if (!Number.isFinite(value)) errors.push(`${where()}: must be a finite number`);
     } else if (value !== null && typeof value === 'object') {
-      if (path.length - at.length >= MAX_BODY_DEPTH) {
-        errors.push(`${where}: nested deeper than ${MAX_BODY_DEPTH} levels`);
+      if (path.length >= MAX_BODY_DEPTH) {
+        errors.push(`${where()}: nested deeper than ${MAX_BODY_DEPTH} levels`);
         continue;
       }
       const entries: [string | number, unknown][] = Array.isArray(value)
@@ -41,7 +45,7 @@ export function assertStorableJson(entityName: string, raw: unknown, at: readonl
         if (typeof name === 'string') {
           const reason = unstorableTextReason(name);
           if (reason) {
-            errors.push(`${where}: a member name ${reason}`);
+            errors.push(`${where()}: a member name ${reason}`);
             continue;
           }
         }

@@ -1,6 +1,7 @@
 import { ALL_EVENT_NAMES } from '../events/domain-event';
 import { storableText } from '../text/storable-text';
 import type { Validated } from '../auth/role-assignment';
+import { ajv } from '../validation/ajv-instance';
 
 /**
  * Webhook subscriptions (DESIGN §16): where the service POSTs the events a subscription matches.
@@ -61,6 +62,14 @@ function quote(value: string): string {
   return JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
 }
 
+let uriCheck: ((value: unknown) => boolean) | undefined;
+
+/** ajv-formats' `uri`, the format openapi.json gives `Url` (entity URL fields use the same). */
+function isUri(value: string): boolean {
+  uriCheck ??= ajv().compile({ type: 'string', format: 'uri' });
+  return uriCheck(value);
+}
+
 /**
  * The shape of a target URL: http(s), no credentials, no fragment, within the length limit. Where
  * its host points (private networks) is checked separately, with DNS (infra/webhooks/address-guard.ts).
@@ -79,6 +88,11 @@ export function urlProblem(value: unknown, limits: SubscriptionLimits): string |
     return `${quote(value)} is not an absolute URL`;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
+  // The WHATWG parser forgives what RFC 3986 does not (tabs and newlines dropped, spaces, `\\`,
+  // non-ASCII): the Url is kept as sent and every answer shows it as `format: uri` (openapi.json).
+  if (!isUri(value)) {
+    return 'must be an RFC 3986 URI: no spaces, control or non-ASCII characters (percent-encode them, punycode the host)';
+  }
   if (url.username !== '' || url.password !== '') {
     return 'must not carry credentials (user:password@); the signature authenticates the service to the receiver';
   }

@@ -25,6 +25,15 @@ export function addressRefusal(address: string): string | null {
   } catch {
     return 'not an IP address';
   }
+  // IPv4-compatible IPv6 (::a.b.c.d, RFC 4291 §2.5.5.1, deprecated) carries an IPv4 address too, but
+  // ipaddr.js neither converts it nor names its range (`::127.0.0.1` would be "unicast"). `::` and
+  // `::1` keep their own IPv6 meaning.
+  if (parsed.kind() === 'ipv6') {
+    const parts = (parsed as ipaddr.IPv6).parts;
+    if (parts.slice(0, 6).every((part) => part === 0) && (parts[6] !== 0 || parts[7]! > 1)) {
+      parsed = new ipaddr.IPv4(parsed.toByteArray().slice(12));
+    }
+  }
   const range = parsed.range();
   return range === 'unicast' ? null : range;
 }

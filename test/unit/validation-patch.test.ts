@@ -169,3 +169,14 @@ test('property: appended notes keep their order, and a replace is seen by a foll
   );
   t.pass();
 });
+
+test('a long path over a large value costs their sum, not their product (it held the event loop, then the heap)', (t) => {
+  // ~8 KB of path and ~8 KB of array: every array item used to copy and print the whole path.
+  const path = '/Notes'.concat('/a'.repeat(4000));
+  const value = Array<number>(4000).fill(0);
+  const started = Date.now();
+  t.truthy(failureOf(() => parsePatch(Scheme, [{ op: 'test', path, value }])) ?? 'accepted');
+  const bad = failureOf(() => parsePatch(Scheme, [{ op: 'add', path: '/Name/x', value: [0, 'a\u0000'] }]));
+  t.regex(bad!.errors.join('\n'), /Name.*x.*1.*U\+0000|U\+0000/);
+  t.true(Date.now() - started < 500, `${Date.now() - started} ms`);
+});

@@ -72,3 +72,12 @@ test('/Commands/<id> of a subscription command that succeeded names the subscrip
     Location: '/Subscriptions/AbCdEf',
   });
 });
+
+test('a PATCH with a long test path over a large value is checked in linear time', (t) => {
+  const started = Date.now();
+  const errors = errorsOf(() =>
+    parseSubscriptionPatch([{ op: 'test', path: '/a'.repeat(4000), value: Array<number>(4000).fill(0) }], 100),
+  );
+  t.deepEqual(errors, []);
+  t.true(Date.now() - started < 500, `${Date.now() - started} ms`);
+});

@@ -30,6 +30,11 @@ test('public unicast addresses pass; every special-purpose class is refused', (t
     ['::ffff:7f00:1', 'loopback'],
     ['::ffff:10.1.2.3', 'private'],
     ['::ffff:169.254.169.254', 'linkLocal'],
+    ['::127.0.0.1', 'loopback'],
+    ['::7f00:1', 'loopback'],
+    ['::10.1.2.3', 'private'],
+    ['::169.254.169.254', 'linkLocal'],
+    ['::2', 'unspecified'],
     // IPv6 forms that embed IPv4 addresses (NAT64, 6to4) are not unicast either.
     ['64:ff9b::7f00:1', 'rfc6052'],
     ['2002:7f00:1::', '6to4'],
@@ -38,6 +43,12 @@ test('public unicast addresses pass; every special-purpose class is refused', (t
   t.is(addressRefusal('[::1]'), 'loopback', 'brackets of a URL host');
   t.is(addressRefusal('fe80::1%eth0'), 'linkLocal', 'a zone id');
   t.is(addressRefusal('not-an-address'), 'not an IP address');
+});
+
+test('an IPv4-compatible IPv6 literal in a URL is judged as the IPv4 address it carries', async (t) => {
+  // http://[::127.0.0.1]/ parses to the host [::7f00:1], which ipaddr.js alone calls unicast.
+  t.regex((await targetRefusal(new URL('http://[::127.0.0.1]/'), false)) ?? '', /loopback/);
+  t.regex((await targetRefusal(new URL('http://[::a9fe:a9fe]/'), false)) ?? '', /linkLocal/);
 });
 
 test('targetRefusal judges literal hosts without DNS and names by every address they resolve to', async (t) => {

@@ -5,6 +5,7 @@ import { parseRetrySchedule, retryDelay } from '../../domain/webhooks/retry-sche
 import {
   patternMatches,
   subscriptionMatches,
+  urlProblem,
   validateSubscription,
   DEFAULT_SUBSCRIPTION_LIMITS,
 } from '../../domain/webhooks/subscription';
@@ -72,4 +73,21 @@ test('patterns: exact names, prefixes ending in *, and * alone', (t) => {
       Description: null,
       Active: true,
     });
+});
+
+test('a Url the WHATWG parser forgives but RFC 3986 does not is refused: answers show Url as format uri', (t) => {
+  for (const url of [
+    'https://93.184.215.14\t/',
+    'http://93.184.215.14/\n',
+    'http://93.184.215.14/a b',
+    'http://bücher.example/',
+    'http://93.184.215.14\\x',
+  ]) {
+    const checked = validateSubscription({ Url: url, Events: ['*'] }, DEFAULT_SUBSCRIPTION_LIMITS);
+    t.false(checked.ok, JSON.stringify(url));
+    if (!checked.ok) t.regex(checked.errors[0]!, /^Subscription\.Url: must be an RFC 3986 URI/);
+  }
+  for (const url of ['http://[::1]:8080/x?y=%20#', 'https://xn--bcher-kva.example/hooks/1', 'http://2130706433/']) {
+    t.is(urlProblem(url.replace(/#$/, ''), DEFAULT_SUBSCRIPTION_LIMITS), null, url);
+  }
 });
