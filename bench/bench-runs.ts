@@ -1,4 +1,5 @@
 import autocannon, { type Result } from 'autocannon';
+import type { ChildProcess } from 'node:child_process';
 import { Queue } from 'bullmq';
 import { QUEUE } from '../domain/queues/queue-contracts';
 
@@ -33,4 +34,16 @@ export async function eventsDrained(redisUrl: string, prefix: string): Promise<v
   } finally {
     await Promise.all(queues.map((q) => q.close()));
   }
+}
+
+/** SIGTERMs the processes still running and waits for each to exit. */
+export async function stopAll(children: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    children.map(async (child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }),
+  );
 }

@@ -1,5 +1,5 @@
 import type autocannon from 'autocannon';
-import { autocannonRun, eventsDrained, until } from './bench-runs';
+import { autocannonRun, eventsDrained, stopAll, until } from './bench-runs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -180,17 +180,6 @@ function percentile(sorted: number[], p: number): number {
 }
 
 const loadAverage = () => os.loadavg().map((n) => Number(n.toFixed(1)));
-
-async function stopAll(children: ChildProcess[]): Promise<void> {
-  await Promise.all(
-    children.map(async (child) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }),
-  );
-}
 
 export async function replicaBench(options: ReplicaBenchOptions): Promise<ReplicaReport> {
   const primaryDb = new pg.Pool({ connectionString: options.databaseUrl, max: 2 });

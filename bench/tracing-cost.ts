@@ -1,4 +1,4 @@
-import { autocannonRun, eventsDrained, until } from './bench-runs';
+import { autocannonRun, eventsDrained, stopAll, until } from './bench-runs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { PROJECT_ROOT, nodeArgsOf, type ProcessKind } from '../scripts/process-commands';
@@ -50,17 +50,6 @@ export interface TracingRun {
   cpu: CpuPerRequest;
   /** Spans' export requests and bytes the sink took (tracing on). */
   exported?: { requests: number; bytes: number };
-}
-
-async function stopAll(children: ChildProcess[]): Promise<void> {
-  await Promise.all(
-    children.map(async (child) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }),
-  );
 }
 
 const post = {
