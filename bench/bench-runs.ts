@@ -2,8 +2,18 @@ import autocannon, { type Result } from 'autocannon';
 import type { ChildProcess } from 'node:child_process';
 import { Queue } from 'bullmq';
 import { QUEUE } from '../domain/queues/queue-contracts';
+import type { ProcessKind } from '../scripts/process-commands';
 
 /** What the benchmark's separate runs (tracing, replicas, …) share: one load run, waits. */
+
+/** The service's processes a run starts, and how its tables name them. */
+export const KINDS: ProcessKind[] = ['api', 'commands', 'views', 'notifications'];
+export const LABELS: Record<ProcessKind, string> = {
+  api: 'API',
+  commands: 'command worker',
+  views: 'view worker',
+  notifications: 'notification worker',
+};
 
 /** One autocannon run, as a promise. */
 export function autocannonRun(opts: autocannon.Options): Promise<Result> {

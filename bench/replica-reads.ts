@@ -1,5 +1,5 @@
 import type autocannon from 'autocannon';
-import { autocannonRun, eventsDrained, stopAll, until } from './bench-runs';
+import { KINDS, LABELS, autocannonRun, eventsDrained, stopAll, until } from './bench-runs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -42,13 +42,6 @@ const RAW_CONCURRENCY = Number(process.env.BENCH_REPLICA_RAW_CONCURRENCY ?? 16);
  * one on another machine or under load is) and one past it (a replica far behind).
  */
 const APPLY_DELAYS_MS = (process.env.BENCH_REPLICA_APPLY_DELAYS_MS ?? '0,100,1000').split(',').map(Number);
-const KINDS: ProcessKind[] = ['api', 'commands', 'views', 'notifications'];
-const LABELS: Record<ProcessKind, string> = {
-  api: 'API',
-  commands: 'command worker',
-  views: 'view worker',
-  notifications: 'notification worker',
-};
 const PRIMARY = 'Postgres primary';
 const REPLICA = 'Postgres replica';
 

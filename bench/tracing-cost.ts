@@ -1,4 +1,4 @@
-import { autocannonRun, eventsDrained, stopAll, until } from './bench-runs';
+import { KINDS, LABELS, autocannonRun, eventsDrained, stopAll, until } from './bench-runs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { PROJECT_ROOT, nodeArgsOf, type ProcessKind } from '../scripts/process-commands';
@@ -21,13 +21,6 @@ import { cpuWindow, type CpuPerRequest } from './process-cpu';
 const PREFIX = 'bench-tracing';
 const PORT = Number(process.env.BENCH_TRACING_API_PORT ?? 3905);
 const SINK_PORT = Number(process.env.BENCH_OTLP_SINK_PORT ?? 3906);
-const KINDS: ProcessKind[] = ['api', 'commands', 'views', 'notifications'];
-const LABELS: Record<ProcessKind, string> = {
-  api: 'API',
-  commands: 'command worker',
-  views: 'view worker',
-  notifications: 'notification worker',
-};
 
 export interface TracingCostOptions {
   /** The service's environment (stores, signing key, auth, log level). */
