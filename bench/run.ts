@@ -18,6 +18,7 @@ import { replicaBench, type ReplicaReport } from './replica-reads';
 import { tracingCost, type TracingRun } from './tracing-cost';
 import { changesFeed, printChangesFeed, type ChangesFeedReport } from './changes-feed';
 import { webhookLatency, type WebhookLatency } from './webhook-latency';
+import { hostileFuzz, printHostileFuzz, type HostileFuzzReport } from './hostile-fuzz';
 
 /**
  * `npm run bench`: drives the running service and the floor with autocannon at concurrency 1 and
@@ -217,6 +218,8 @@ async function main(): Promise<void> {
     RETENTION_INTERVAL_MS: String(RETENTION_INTERVAL_MS),
     // GET /Changes at scale: every stream is the one mock caller's; drops are read from /metrics.
     ...(selected('changes') ? { METRICS_ENABLED: 'true', CHANGES_MAX_LISTENERS_PER_SUBJECT: '5000' } : {}),
+    // The hostile fuzz reads the API's event-loop delay histogram from /metrics.
+    ...(selected('hostile') ? { METRICS_ENABLED: 'true' } : {}),
     // The webhook run's receiver listens on 127.0.0.1 (bench/webhook-latency.ts).
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
   };
@@ -498,6 +501,17 @@ async function main(): Promise<void> {
       },
     });
   }
+  // The event loop under hostile input (bench/hostile-fuzz.ts, issue 24).
+  let hostile: HostileFuzzReport | undefined;
+  if (selected('hostile')) {
+    hostile = await hostileFuzz({
+      service,
+      requests: Number(process.env.BENCH_HOSTILE_REQUESTS ?? 10_000),
+      concurrency: Number(process.env.BENCH_HOSTILE_CONCURRENCY ?? 8),
+    });
+    printHostileFuzz(hostile);
+    await databaseIdle(db);
+  }
   // $batch imports (DESIGN §12): last, since they add their Companies and Schemes to the data set.
   let batch: BatchImportReport | undefined;
   if (selected('batch')) {
@@ -588,6 +602,7 @@ async function main(): Promise<void> {
   const writesReport = measures.cpu.length ? measures.report(rows) : undefined;
   if (batch) printBatchImport(batch);
   if (changes) printChangesFeed(changes);
+  if (hostile) printHostileFuzz(hostile);
   console.log(`API peak RSS over the whole run: ${peakRss.toFixed(0)} MiB`);
 
   mkdirSync(path.join(PROJECT_ROOT, 'bench/results'), { recursive: true });
@@ -609,6 +624,7 @@ async function main(): Promise<void> {
         tracing,
         replica,
         changes,
+        hostile,
         apiProcesses: process.env.API_PROCESSES ?? '1',
         commandWorkerProcesses: process.env.COMMAND_WORKER_PROCESSES ?? '1',
         apiPeakRssMiB: peakRss,
