@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { assertAuthConfigured, loadConfig } from '../infra/config/load-config';
 import { createLogger } from '../infra/logger';
 import { createApiRuntime } from './api-runtime';
+import { answerClientErrors } from './http/client-errors';
 import { exitOnSignals } from '../infra/shutdown';
 import { isClusterPrimary, processCount, runClusterPrimary } from '../infra/cluster-primary';
 
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
     logger.info({ port, host: config.listenHost }, `API listening on http://${config.listenHost}:${port}`);
   });
   server.keepAliveTimeout = 65_000;
+  answerClientErrors(server);
 
   exitOnSignals(logger, {
     what: 'in-flight requests',

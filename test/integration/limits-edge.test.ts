@@ -180,3 +180,29 @@ test.serial(
     );
   },
 );
+
+test('a URL past the header limit and malformed HTTP answer problem bodies, not bare status lines', async (t) => {
+  const long = await fetch(
+    `${stack.baseUrl}/Countries?$filter=${encodeURIComponent(`Name eq '${'x'.repeat(20_000)}'`)}`,
+  );
+  t.is(long.status, 431);
+  t.is(long.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+  const problem = (await long.json()) as { status: number; detail: string };
+  t.is(problem.status, 431);
+  t.regex(problem.detail, /16 KiB.*max-http-header-size.*\$batch/);
+
+  const raw = await new Promise<string>((resolve, reject) => {
+    const socket = net.connect(Number(new URL(stack.baseUrl).port), '127.0.0.1', () =>
+      socket.write('GET /Countries HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'),
+    );
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    socket.on('end', () => resolve(text));
+    socket.on('error', reject);
+  });
+  t.regex(raw, /^HTTP\/1\.1 400 Bad Request\r\n/);
+  t.regex(raw, /content-type: application\/problem\+json/i);
+  t.regex(raw, /"detail":"The request is not valid HTTP\/1\.1\."/);
+  // Still serving afterwards.
+  t.is((await stack.get('/Countries?$top=1')).status, 200);
+});

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { Knex } from 'knex';
 import type { DestinationStream } from 'pino';
 import { createApiRuntime } from '../../api/api-runtime';
+import { answerClientErrors } from '../../api/http/client-errors';
 import { startCommandWorker } from '../../workers/commands/command-worker';
 import { loadConfig, type AppConfig, type RedisTarget } from '../../infra/config/load-config';
 import { startRedisCluster, type RedisCluster } from './redis-cluster';
@@ -138,6 +139,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const clusterNodes = options.env?.REDIS_CLUSTER_NODES ?? (onCluster ? await fileCluster.acquire() : undefined);
   // Listening first, so settings that name the API's own origin can be given to its config.
   const server: Server = createServer();
+  answerClientErrors(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const env = { ...options.env, ...options.envFor?.(baseUrl) };
