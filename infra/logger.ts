@@ -1,18 +1,9 @@
 import pino, { type Logger } from 'pino';
-
-/** Query-string parameters that carry credentials: never written to a log in clear. */
-const SECRET_QUERY_PARAMS = /([?&](?:access_token|id_token|refresh_token|token|code|client_secret)=)[^&#]*/gi;
-
-/** A URL with every credential-bearing query parameter's value replaced. */
-export function redactUrl(url: string): string {
-  return url.replace(SECRET_QUERY_PARAMS, '$1[redacted]');
-}
-
-const SECRET_QUERY_NAMES = /^(?:access_token|id_token|refresh_token|token|code|client_secret)$/i;
+import { isSecretParamName, redactUrl } from './redact-url';
 
 type SerializedRequest = ReturnType<typeof pino.stdSerializers.req>;
 
-/** pino's request serializer, with tokens in the query string redacted (DESIGN §13). */
+/** pino's request serializer, with credentials in the query string redacted (DESIGN §13, redact-url.ts). */
 function redactedRequest(req: Parameters<typeof pino.stdSerializers.req>[0]): SerializedRequest {
   const serialized = pino.stdSerializers.req(req) as SerializedRequest;
   if (typeof serialized.url === 'string') serialized.url = redactUrl(serialized.url);
@@ -20,7 +11,7 @@ function redactedRequest(req: Parameters<typeof pino.stdSerializers.req>[0]): Se
   if (query && typeof query === 'object') {
     const redacted: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(query)) {
-      redacted[name] = SECRET_QUERY_NAMES.test(name) ? '[redacted]' : value;
+      redacted[name] = isSecretParamName(name) ? '[redacted]' : value;
     }
     (serialized as { query: unknown }).query = redacted;
   }

@@ -23,7 +23,16 @@ export function rowFormatter(format: ExportFormat, header: string[]): Transform 
   if (format === 'csv') {
     // escape_formulas: a text cell starting with = + - @ tab or CR gets a leading ' so a spreadsheet
     // shows it instead of running it (CSV injection, DESIGN §13); numbers are left as they are.
-    return stringify({ header: true, columns: header, record_delimiter: 'windows', escape_formulas: true });
+    // quote_record_delimiter: with a record_delimiter given, csv-stringify quotes only fields holding
+    // CRLF itself, so a bare LF or CR would end the record for a reader and start a new one with
+    // whatever follows (a formula included); every field holding either is quoted instead.
+    return stringify({
+      header: true,
+      columns: header,
+      record_delimiter: 'windows',
+      quote_record_delimiter: true,
+      escape_formulas: true,
+    });
   }
   return new Transform({
     writableObjectMode: true,

@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
-import { redactUrl, type Logger } from '../../infra/logger';
+import type { Logger } from '../../infra/logger';
+import { redactUrl } from '../../infra/redact-url';
 import { requestIdFor } from './request-id';
 
 declare module 'http' {

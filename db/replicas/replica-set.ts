@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { createKnex, type KnexLog } from '../knex';
+import { badRequest } from '../../domain/errors/domain-error';
 import { consistencyTokenNow, positionOfLsn, positionOfToken, type WalPosition } from './consistency-token';
 
 /**
@@ -77,7 +78,10 @@ export class ReplicaSet {
   private readonly replicas: Replica[];
   private next = 0;
   private timer?: NodeJS.Timeout;
+  /** The primary's WAL position at the last probe, or at the last read whose token went beyond it. */
   private primaryAt?: WalPosition;
+  /** The read of `primaryAt` under way for tokens beyond it, shared by the reads that wait on it. */
+  private refreshing?: Promise<void>;
 
   constructor(
     private readonly primary: Knex,
@@ -139,6 +143,7 @@ export class ReplicaSet {
    * or without a token any replica within REPLICA_MAX_LAG_MS, taken in turn; else the primary.
    */
   async choose(after?: WalPosition): Promise<ChosenDatabase> {
+    if (after !== undefined) await this.refuseBeyondPrimary(after);
     const up = this.replicas.filter((r) => !r.down);
     if (up.length === 0) return { knex: this.primary };
     if (after === undefined) {
@@ -153,6 +158,34 @@ export class ReplicaSet {
       return { knex: replica.knex, replica };
     }
     return (await this.waitFor(up, after)) ?? { knex: this.primary };
+  }
+
+  /**
+   * A token names a position the primary had written when the write's answer left, so one beyond
+   * the primary's position now was never issued: without this, any caller could make every read
+   * wait REPLICA_WAIT_MS and then load the primary. Tokens are judged against the position the probe
+   * keeps; only one beyond it costs a question to the primary (shared by the reads waiting then),
+   * which a token from a write newer than the last probe passes.
+   */
+  private async refuseBeyondPrimary(after: WalPosition): Promise<void> {
+    const covered = () => this.primaryAt !== undefined && after <= this.primaryAt;
+    if (covered()) return;
+    // One under way may have been asked before this token was issued: it can only say yes.
+    if (this.refreshing) await this.refreshing;
+    if (covered()) return;
+    this.refreshing ??= this.primaryPosition()
+      .then((position) => {
+        this.primaryAt = position;
+      })
+      .finally(() => {
+        this.refreshing = undefined;
+      });
+    await this.refreshing;
+    if (!covered()) {
+      throw badRequest(
+        "X-Consistency-Token: names a WAL position beyond the primary's; no write answered it (send back the header of a write answer as it came)",
+      );
+    }
   }
 
   /** Asks the furthest replica until it has replayed `after` or REPLICA_WAIT_MS has passed. */

@@ -86,3 +86,23 @@ test('ACCESS_LOG=false: no line for requests that succeed or fail with a 4xx', a
     'the logger itself writes at info (the start-up lines)',
   );
 });
+
+test('query credentials are redacted by their decoded name, however spelled (issue 24)', async (t) => {
+  const token = await idp.token({ claims: { sub: 'eve', roles: ['User'] } });
+  const signature = token.split('.')[2]!;
+  const spellings = ['%61ccess_token', 'access_token%00', 'access%5Ftoken', 'password', 'api_key', 'Client_Secret'];
+  for (const [i, name] of spellings.entries()) {
+    await on.get(`/Schemes?$top=1&${name}=${token}`, { ...bearer(token), 'x-request-id': `spelled-${i}` });
+  }
+  await on.get(`/Schemes?$top=1&%E0%A4%A=${token}`, { ...bearer(token), 'x-request-id': 'unparseable-1' });
+  const lines = await Promise.all(
+    [...spellings.map((_, i) => `spelled-${i}`), 'unparseable-1'].map((id) =>
+      eventually(async () => completions(onLog.lines, id)[0]),
+    ),
+  );
+  t.deepEqual(
+    lines.map((line) => line.url),
+    [...spellings.map((name) => `/Schemes?$top=1&${name}=[redacted]`), '/Schemes?[redacted]'],
+  );
+  t.false(JSON.stringify(onLog.lines).includes(signature), 'the token is in no line');
+});

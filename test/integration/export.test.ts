@@ -1,4 +1,5 @@
 import test from 'ava';
+import fc from 'fast-check';
 import { encodeId } from '../../domain/ids/id-codec';
 import { ENTITIES, Scheme } from '../../domain/entities';
 import { reindex } from '../../db/search/search-indexer';
@@ -86,6 +87,58 @@ test('CSV: header in definition order with Id first, relations as <Relation>Id, 
     CountryId: '',
   });
   t.deepEqual(keyed.Address, { Id: record!.AddressId });
+});
+
+/** Companies tagged by RegistrationNumber, exported as CSV in key order: [Name] per record, header dropped. */
+async function exportedCompanyNames(tag: string, names: string[]): Promise<string[][]> {
+  if (names.length) {
+    await stack.knex('companies').insert(names.map((name) => ({ name, registration_number: tag })));
+  }
+  const res = await download(`/Export/Companies?$filter=RegistrationNumber eq '${tag}'`);
+  if (res.status !== 200) throw new Error(`export answered ${res.status}: ${res.text}`);
+  const [header, ...rows] = parseCsv(res.text);
+  const name = header!.indexOf('Name');
+  return rows.map((row) => [row[name]!, row.length === header!.length ? 'whole' : `${row.length} cells`]);
+}
+
+/** A cell a spreadsheet may run as a formula (DESIGN §13, and the full-width forms csv-stringify also escapes). */
+const FORMULA_START = /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/;
+const escapedCell = (text: string) => (FORMULA_START.test(text) ? `'${text}` : text);
+
+test('CSV: a bare LF or CR in a name is quoted, so "a\\n=1+1" stays one record and no cell is a formula', async (t) => {
+  const names = ['a\n=1+1', '\r=1+1', 'a\r=1+1', '\n@SUM(A1)', 'x,\r\n-2+3'];
+  const exported = await exportedCompanyNames('csv-breaks', names);
+  t.deepEqual(
+    exported,
+    names.map((name) => [escapedCell(name), 'whole']),
+  );
+  t.deepEqual(
+    exported.map(([cell]) => cell!.charAt(0)),
+    ['a', "'", 'a', '\n', 'x'],
+  );
+});
+
+test('CSV property over HTTP: arbitrary names come back one record each, as written or behind a quote mark', async (t) => {
+  const name = fc.string({
+    unit: fc.oneof(
+      fc.constantFrom('"', ',', '\r', '\n', '=', '+', '-', '@', '\t', "'", '\uFF1D', '😀'),
+      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 2 }).filter((s) => !s.includes('\u0000')),
+    ),
+    minLength: 1,
+    maxLength: 20,
+  });
+  let run = 0;
+  await fc.assert(
+    fc.asyncProperty(fc.array(name, { minLength: 1, maxLength: 4 }), async (names) => {
+      const exported = await exportedCompanyNames(`csv-prop-${run++}`, names);
+      t.deepEqual(
+        exported,
+        names.map((text) => [escapedCell(text), 'whole']),
+      );
+      for (const [cell] of exported) t.false(FORMULA_START.test(cell!), JSON.stringify(cell));
+    }),
+    { numRuns: 40 },
+  );
 });
 
 test('CSV is the default for */* and text/csv; NDJSON on request; anything else is 406', async (t) => {

@@ -134,3 +134,15 @@ test('each route family reads', async (t) => {
     t.true(Array.isArray(res.body), route);
   }
 });
+
+test('without replicas X-Consistency-Token is checked for form only: every read is on the primary already', async (t) => {
+  // No write answer carries a token here; one sent anyway (even far beyond the primary's WAL) waits
+  // for nothing and moves no read, so it is harmless and ignored. Malformed ones are 400 as with replicas.
+  const id = enc('Scheme', fx.schemes[0]!);
+  for (const token of ['0-1', 'FFFFFFFF-FFFFFFFF']) {
+    t.is((await stack.get(`/Schemes/${id}`, { 'x-consistency-token': token })).status, 200, token);
+  }
+  const bad = await stack.get(`/Schemes/${id}`, { 'x-consistency-token': 'nonsense' });
+  t.is(bad.status, 400);
+  t.regex((bad.body as { detail: string }).detail, /^X-Consistency-Token: /);
+});

@@ -144,8 +144,59 @@ test.serial(
       t.is(res.status, 400, bad);
       t.regex((res.body as { detail: string }).detail, /X-Consistency-Token/);
     }
-    // A far-future token (well formed): the primary answers after REPLICA_WAIT_MS, not an error.
-    t.is((await stack.get('/Companies', { 'x-consistency-token': 'FFFFFFFF-FFFFFFFF' })).status, 200);
+    // Well formed but beyond the primary's WAL position: never issued, so refused rather than
+    // left to hold the read for REPLICA_WAIT_MS and send it to the primary (issue 24).
+    const [{ lsn }] = (await stack.knex.raw<{ rows: { lsn: string }[] }>('select pg_current_wal_lsn()::text as lsn'))
+      .rows as [{ lsn: string }];
+    const nextSegment = `${(parseInt(lsn.split('/')[0]!, 16) + 1).toString(16).toUpperCase()}-0`;
+    for (const beyond of ['FFFFFFFF-FFFFFFFF', nextSegment]) {
+      for (const path of ['/Companies', `/Companies/${id}`, '/Companies/$count', '/Export/Companies']) {
+        const res = await stack.get(path, { 'x-consistency-token': beyond });
+        t.is(res.status, 400, `${beyond} ${path}`);
+        t.is(res.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+        t.regex((res.body as { detail: string }).detail, /^X-Consistency-Token: .*beyond the primary/);
+      }
+    }
+  },
+);
+
+test.serial(
+  'tokens are judged against the primary position the probe keeps: one question only for tokens beyond it',
+  async (t) => {
+    const primary = createKnex(stack.directDatabaseUrl, 2);
+    let asked = 0;
+    primary.on('query', (query: { sql: string }) => {
+      if (query.sql.includes('pg_current_wal_lsn')) asked++;
+    });
+    // Not started: no probe runs, so every question to the primary is one a token caused.
+    const set = new ReplicaSet(primary, {
+      urls: [replicaUrl],
+      waitMs: 0,
+      maxLagMs: HOUR_MS,
+      poolMax: 2,
+      logger: quiet,
+    });
+    try {
+      const first = await create('Judged');
+      for (let i = 0; i < 20; i++) await set.choose(positionOfToken(first.token));
+      t.is(asked, 1, 'the first token asked; the same token after it did not');
+      // A write newer than what the set last saw: one more question, and its token is good.
+      const later = await create('Judged later');
+      await set.choose(positionOfToken(later.token));
+      await set.choose(positionOfToken(first.token));
+      t.is(asked, 2);
+      // Twenty hostile reads at once share the questions they cause, and every one is refused.
+      const refused = await Promise.allSettled(
+        Array.from({ length: 20 }, () => set.choose(positionOfToken('FFFFFFFF-FFFFFFFF'))),
+      );
+      t.true(
+        refused.every((r) => r.status === 'rejected' && /^X-Consistency-Token: /.test((r.reason as Error).message)),
+      );
+      t.true(asked <= 4, `${asked} questions`);
+    } finally {
+      await set.close();
+      await primary.destroy();
+    }
   },
 );
 

@@ -31,6 +31,80 @@ test('docs/configuration.md shows exactly the declared variables (npm run docs:c
   t.deepEqual(rows(doc.slice(start, end)), rows(environmentTable()));
 });
 
+/**
+ * Defaults the generated table gives: its default cell, a "(default x)" or "x s when unset" its meaning
+ * names for a derived one, and for a default that is another variable, that one's.
+ */
+function generatedDefaults(): Map<string, Set<string>> {
+  const plain = (text: string) => text.replace(/`/g, '').trim();
+  const defaults = new Map<string, Set<string>>();
+  const table = rows(environmentTable()).slice(1);
+  for (const [name, value, meaning] of table) {
+    const said = /\(default ([^),]+)/.exec(meaning ?? '')?.[1];
+    const seconds = /(\d+) s when unset/.exec(meaning ?? '')?.[1];
+    const values = [
+      plain(value!),
+      ...(said ? [plain(said)] : []),
+      ...(seconds ? [String(Number(seconds) * 1000)] : []),
+    ];
+    defaults.set(plain(name!), new Set(values));
+  }
+  for (const values of defaults.values())
+    for (const value of values) for (const v of defaults.get(value) ?? []) values.add(v);
+  return defaults;
+}
+
+/** What the hand-written parts of docs/configuration.md say a variable defaults to: [variable, default, where]. */
+function handWrittenDefaults(doc: string): [string, string, string][] {
+  const found: [string, string, string][] = [];
+  const outside =
+    doc.slice(0, doc.indexOf('<!-- environment table')) + doc.slice(doc.indexOf('<!-- end of environment table'));
+  // Tables with a "default" column, or a "required" one saying "no (<default>)".
+  let column: { index: number; kind: 'default' | 'required' } | undefined;
+  for (const line of outside.split('\n')) {
+    if (!line.startsWith('|')) {
+      column = undefined;
+      continue;
+    }
+    if (/^\|\s*-/.test(line)) continue;
+    const cells = line.split(' | ').map((cell) => cell.replace(/^\|\s*|\s*\|$/g, '').trim());
+    const header = cells.findIndex((cell) => cell === 'default' || cell === 'required');
+    if (cells[0] === 'variable' && header > 0) {
+      column = { index: header, kind: cells[header] as 'default' | 'required' };
+      continue;
+    }
+    if (!column) continue;
+    const cell = cells[column.index] ?? '';
+    const value = column.kind === 'default' ? cell : /^no \((.*)\)$/.exec(cell)?.[1];
+    if (value === undefined) continue;
+    for (const [, name] of cells[0]!.matchAll(/`([A-Z][A-Z0-9_]+)`/g))
+      found.push([name!, value.replace(/`/g, ''), line]);
+  }
+  // Prose: "`VAR` (`x` by default" and "`VAR`, default `x`" / "`VAR` (default `x`".
+  const prose = outside.replace(/\s+/g, ' ');
+  for (const match of prose.matchAll(/`([A-Z][A-Z0-9_]+)`,? \((?:`([^`]+)` by default|default `([^`]+)`)/g)) {
+    found.push([match[1]!, (match[2] ?? match[3])!, match[0]]);
+  }
+  for (const match of prose.matchAll(/`([A-Z][A-Z0-9_]+)`, default `([^`]+)`/g))
+    found.push([match[1]!, match[2]!, match[0]]);
+  return found;
+}
+
+test('every default the hand-written parts of docs/configuration.md give agrees with the generated table', (t) => {
+  const doc = readFileSync(path.join(root, 'docs/configuration.md'), 'utf8');
+  const generated = generatedDefaults();
+  const found = handWrittenDefaults(doc);
+  t.true(
+    found.some(([name]) => name === 'BULL_BOARD_SESSION_TTL_MINUTES'),
+    'the login table is read',
+  );
+  for (const [name, value, where] of found) {
+    const known = generated.get(name);
+    if (!known) continue; // test-only or process variables the table does not list
+    t.true(known.has(value), `${name}: "${value}" in the prose, ${[...known].join(' or ')} in the table (${where})`);
+  }
+});
+
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const file = path.join(dir, name);

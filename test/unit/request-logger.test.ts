@@ -1,10 +1,12 @@
 import test from 'ava';
+import fc from 'fast-check';
 import express from 'express';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { requestLogger } from '../../api/http/request-logger';
 import { createLogger } from '../../infra/logger';
 import { eventually } from '../support/queues';
+import { secretCore, secretNameSpelling, secretValue } from '../support/secret-params';
 
 type Line = Record<string, unknown>;
 
@@ -107,4 +109,37 @@ test('tokens never reach a log line: query-string tokens are redacted, no header
   t.false(text.includes(jwt), text);
   t.false(text.includes('c2lnbmF0dXJl'), text);
   t.is(line.url, '/missing?x=1&access_token=[redacted]&id_token=[redacted]');
+});
+
+test('credentials are redacted by the decoded parameter name, however spelled (issue 24)', async (t) => {
+  const app = await serve('info');
+  t.teardown(app.close);
+  const spellings = ['%61ccess_token', 'access_token%00', 'access%5Ftoken', 'Password', 'api_key', 'client%5Fsecret'];
+  for (const [i, name] of spellings.entries()) {
+    await fetch(`${app.base}/missing?$top=1&${name}=S3CR3Tvalue${i}`, { headers: { 'x-request-id': `spelling-${i}` } });
+  }
+  await fetch(`${app.base}/missing?$top=1&%E0%A4%A=S3CR3Tunparseable`, { headers: { 'x-request-id': 'unparseable' } });
+  await eventually(async () => completions(app.lines).length >= spellings.length + 1);
+  t.false(JSON.stringify(app.lines).includes('S3CR3T'), JSON.stringify(app.lines));
+  t.deepEqual(
+    completions(app.lines).map((line) => line.url),
+    [...spellings.map((name) => `/missing?$top=1&${name}=[redacted]`), '/missing?[redacted]'],
+  );
+});
+
+test('property: a secret-like name spelled any way never lets its value into the access log', async (t) => {
+  const app = await serve('info');
+  t.teardown(app.close);
+  let sent = 0;
+  await fc.assert(
+    fc.asyncProperty(secretNameSpelling, secretValue, async (name, value) => {
+      await fetch(`${app.base}/ok?$top=1&${name}=${encodeURIComponent(value)}`);
+      sent++;
+      await eventually(async () => completions(app.lines).length >= sent);
+      const line = JSON.stringify(completions(app.lines)[sent - 1]);
+      t.false(line.includes(secretCore(value)), line);
+    }),
+    { numRuns: 200 },
+  );
+  t.false(JSON.stringify(app.lines).includes('S3CR3T'));
 });
