@@ -197,6 +197,18 @@ export const ENVIRONMENT = {
     default: 60_000,
     desc: 'how long the API awaits a `$batch` before answering 202 + `/Commands/<id>`',
   }),
+  BATCH_MAX_READ_ROWS: positive({
+    default: 100_000,
+    desc: 'rows the GETs of one `$batch` may read at most, summed over its GETs from their `$top`, `$skip` and `$expand` before anything runs (400)',
+  }),
+  BATCH_READ_TIMEOUT_MS: positive({
+    default: 30_000,
+    desc: 'time the GETs of one `$batch` may run in all; past it the GETs not yet run answer 503 + Retry-After',
+  }),
+  BATCH_GROUP_READ_TIMEOUT_MS: positive({
+    default: 2_000,
+    desc: 'time the GETs inside one `$batch` atomicity group may run in all (they hold its locks); past it the group fails as a unit (503, the others 424)',
+  }),
   MAX_TOP: positive({ default: 1000, desc: 'largest `$top` (and cap of the default page of 60)' }),
   WORKER_CONCURRENCY: positive({ default: 16, desc: 'jobs one worker process runs at once' }),
   DB_POOL_MAX: positive({ default: 20, desc: 'Postgres connections per process' }),
