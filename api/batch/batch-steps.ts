@@ -75,7 +75,10 @@ function queryOf(url: string): Record<string, unknown> {
  */
 function refuseQueryToken(request: BatchRequest, ctx: StepContext): void {
   if (ctx.queryTokensRefused && Object.hasOwn(queryOf(request.url), QUERY_TOKEN)) {
-    throw unauthorized('Send the access token in the Authorization header, not in the query string.', 'invalid_request');
+    throw unauthorized(
+      'Send the access token in the Authorization header, not in the query string.',
+      'invalid_request',
+    );
   }
 }
 

@@ -34,7 +34,8 @@ function expandedRows(entity: EntityDefinition, items: readonly ExpandItem[], ex
     let from: EntityDefinition | undefined = entity;
     let reach = 1;
     for (const [i, name] of item.path.entries()) {
-      const next: ReturnType<typeof step> = from && step(from, name, item.options, i === item.path.length - 1, expandTop);
+      const next: ReturnType<typeof step> =
+        from && step(from, name, item.options, i === item.path.length - 1, expandTop);
       if (!next) break; // an unknown property: the read itself answers its 400
       reach *= next.perRow;
       rows += reach;

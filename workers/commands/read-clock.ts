@@ -1,10 +1,12 @@
-import { DomainError, unavailable } from '../../domain/errors/domain-error';
+import { DomainError, tooManyRequests } from '../../domain/errors/domain-error';
 
 /**
  * A time budget for the GETs of a `$batch` (DESIGN §13): BATCH_READ_TIMEOUT_MS for all of them,
  * BATCH_GROUP_READ_TIMEOUT_MS for those of one atomicity group (they hold its locks). Each read
  * runs under a statement timeout no longer than what its budgets have left; once a budget is spent,
- * the reads it covers answer a problem naming it instead of running.
+ * the reads it covers answer a problem naming it instead of running: 429 with Retry-After, as a
+ * limit of the caller's (DESIGN §13: every limit is a 4xx), not the 503 of a lone read that ran
+ * out of STATEMENT_TIMEOUT_MS.
  */
 
 /** Seconds a client is asked to wait before sending the requests a spent budget left unrun. */
@@ -25,8 +27,8 @@ export class ReadClock {
 
   /** The answer of a read this budget stops (not run, or cut short). */
   spent(): DomainError {
-    return unavailable(
-      `Not run: the batch's reads took their ${this.limitMs} ms (${this.variable}); send the rest of the batch again, with fewer or narrower GETs.`,
+    return tooManyRequests(
+      `Not run in full: the batch's reads used their ${this.limitMs} ms (${this.variable}); send this request again in another batch, or with fewer or narrower GETs.`,
       RETRY_AFTER_SECONDS,
     );
   }
@@ -59,11 +61,19 @@ export async function withinBudgets<T>(
     if (left <= 0) throw clock.spent();
     if (left < timeoutMs) [binding, timeoutMs] = [clock, left];
   }
-  const timed = clocks.reduce<() => Promise<T>>((work, clock) => () => clock.time(work), () => run(timeoutMs));
+  const timed = clocks.reduce<() => Promise<T>>(
+    (work, clock) => () => clock.time(work),
+    () => run(timeoutMs),
+  );
   try {
     return await timed();
   } catch (err) {
-    if (binding && err instanceof DomainError && err.kind === 'Unavailable' && /STATEMENT_TIMEOUT_MS/.test(err.message)) {
+    if (
+      binding &&
+      err instanceof DomainError &&
+      err.kind === 'Unavailable' &&
+      /STATEMENT_TIMEOUT_MS/.test(err.message)
+    ) {
       throw binding.spent();
     }
     throw err;
