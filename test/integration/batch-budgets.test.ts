@@ -212,6 +212,7 @@ test('a batch GET with access_token in its url answers what it answers alone: 40
     const alone = answerOf(lone);
     t.is(inBatch.status, 401, JSON.stringify(r));
     t.deepEqual(inBatch.body, alone.body);
+    t.is(r!.headers['www-authenticate'], lone.headers.get('www-authenticate') ?? undefined, 'the same challenge');
   }
   const queue = testQueue(authStack.config, QUEUE.commands);
   t.teardown(() => queue.close());
