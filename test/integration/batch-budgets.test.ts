@@ -161,6 +161,67 @@ test("another caller's read and write are answered while a heavy batch is refuse
   t.regex(detailOf(refused.body), /BATCH_MAX_READ_ROWS/);
 });
 
+test("another caller's read and write are answered while a heavy batch within its budgets runs", async (t) => {
+  // 20,000 companies: 100 GETs of 1,000 rows each (100,000 rows, just within BATCH_MAX_READ_ROWS).
+  const local = await startStack({ workers: worker });
+  t.teardown(() => local.close());
+  for (let chunk = 0; chunk < 20; chunk++) {
+    await local
+      .knex('companies')
+      .insert(Array.from({ length: 1000 }, (_, i) => ({ name: `Bulk ${chunk}-${i} ${'x'.repeat(20)}` })));
+  }
+  const other = await create(local, 'Companies', { Name: 'Row of another caller' });
+  const finished: string[] = [];
+  const started = performance.now();
+  const ms = () => Math.round(performance.now() - started);
+  const heavy = sendBatch(
+    local,
+    Array.from({ length: 100 }, (_, i) => ({
+      id: `h${i}`,
+      method: 'GET',
+      url: `Companies?$top=1000&$orderby=Name`,
+    })),
+  ).then((res) => {
+    finished.push('batch');
+    t.log(`batch answered after ${ms()} ms`);
+    return res;
+  });
+  // Sent once the batch is queued and running.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const read = local.get('/Countries?$top=1').then((res) => {
+    finished.push('read');
+    t.log(`read answered after ${ms()} ms`);
+    return res;
+  });
+  const patch = local
+    .request('PATCH', `/Companies/${other}`, {
+      headers: JSON_PATCH,
+      body: [{ op: 'replace', path: '/Name', value: 'Row of another caller, patched' }],
+    })
+    .then((res) => {
+      finished.push('patch');
+      t.log(`patch answered after ${ms()} ms`);
+      return res;
+    });
+  const [batchRes, readRes, patchRes] = await Promise.all([heavy, read, patch]);
+  t.is(batchRes.status, 200, batchRes.text.slice(0, 300));
+  t.is(readRes.status, 200);
+  t.is(patchRes.status, 204, patchRes.text);
+  t.is(finished.at(-1), 'batch', `answered in the order ${finished.join(', ')}`);
+});
+
+test('with mock authentication (which reads no token) access_token in a batch url is dropped before the job is queued', async (t) => {
+  const secret = 'mock-url-secret-5678';
+  const [r] = await batch(stack, [{ id: 'r', method: 'GET', url: `Countries?$top=1&%61ccess_token=${secret}` }]);
+  t.is(r!.status, 200);
+  t.false(JSON.stringify(r).includes(secret), 'not in the answer (its Link) either');
+  const queue = testQueue(stack.config, QUEUE.commands);
+  t.teardown(() => queue.close());
+  const jobs = await queue.getJobs(['completed', 'failed', 'waiting', 'active', 'delayed']);
+  t.true(jobs.length > 0);
+  t.false(JSON.stringify(jobs.map((job) => job.data)).includes(secret));
+});
+
 test('past BATCH_READ_TIMEOUT_MS the GETs not run answer 429 naming it; the writes still run', async (t) => {
   const requests: BatchRequest[] = [
     ...Array.from({ length: 30 }, (_, i) => ({ id: `r${i}`, method: 'GET', url: 'Companies?$top=5' })),
