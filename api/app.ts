@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import type { Knex } from 'knex';
 import type { ReplicaSet } from '../db/replicas/replica-set';
+import { readSettingsOf } from '../db/query/read-operation';
 import type { RedisClient } from '../infra/redis';
 import type { Logger } from '../infra/logger';
 import type { AppConfig } from '../infra/config/load-config';
@@ -106,9 +107,11 @@ export function createApp(deps: AppDeps): Express {
     batchRoutes({
       knex: deps.knex,
       commandBus: deps.commandBus,
-      chargeReads: rateLimiter.charge,
+      chargeBatch: rateLimiter.chargeBatch,
       patchLimits: patchLimitsOf(deps.config),
+      readLimits: readSettingsOf({ maxTop: deps.config.maxTop, limits: deps.config.limits }).limits,
       limits: deps.config.batch,
+      queryTokensRefused: !deps.config.auth.mock,
       consistencyTokens: deps.replicas !== undefined,
     }),
   );

@@ -1,5 +1,5 @@
 import { InvalidRequestError, InvalidTokenError, UnauthorizedError } from 'express-oauth2-jwt-bearer';
-import { unauthorized, type DomainError, type TokenError } from '../../domain/errors/domain-error';
+import { unauthorized, type DomainError } from '../../domain/errors/domain-error';
 
 /**
  * 401 answers (RFC 6750 §3): a problem body plus a `WWW-Authenticate: Bearer` challenge. A request
@@ -7,8 +7,6 @@ import { unauthorized, type DomainError, type TokenError } from '../../domain/er
  * our own fixed sentences: the verifier's messages can carry internal URLs, so they go only to
  * the log. The error handler writes the answer; this module only knows what it says.
  */
-
-const REALM = 'emapi';
 
 /** Verifier messages (jose and express-oauth2-jwt-bearer) → what a client is told. */
 const TOKEN_FAULTS: readonly [RegExp, string][] = [
@@ -38,11 +36,4 @@ export function unauthorizedOf(err: UnauthorizedError): DomainError {
 
 export function isAuthError(err: unknown): err is UnauthorizedError {
   return err instanceof UnauthorizedError;
-}
-
-/** The `WWW-Authenticate` value of a 401: bare without credentials, naming the error otherwise. */
-export function bearerChallenge(tokenError: TokenError | undefined, description = ''): string {
-  return tokenError
-    ? `Bearer realm="${REALM}", error="${tokenError}", error_description="${description}"`
-    : `Bearer realm="${REALM}"`;
 }

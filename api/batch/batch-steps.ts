@@ -12,6 +12,7 @@ import {
   forbidden,
   methodNotAllowed,
   notFound,
+  unauthorized,
   unsupportedMediaType,
 } from '../../domain/errors/domain-error';
 import { prefersRepresentation } from '../../domain/responses/answer';
@@ -32,7 +33,12 @@ export interface StepContext {
   patchLimits: PatchLimits;
   /** The earlier requests, by id (a `$s1` URL names the entity s1 created). */
   earlier: ReadonlyMap<string, BatchRequest>;
+  /** Real authentication: `access_token` in a URL is refused, as on a lone request (api/auth/authenticate.ts). */
+  queryTokensRefused: boolean;
 }
+
+/** The query parameter a lone request may not carry a token in (RFC 6750 §2.3), by its decoded name. */
+const QUERY_TOKEN = 'access_token';
 
 const METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'];
 
@@ -56,13 +62,35 @@ function decodeSegment(segment: string): string {
   }
 }
 
+/** The query of a URL as the API's `simple` parser gives it: names decoded (`%61ccess_token` is `access_token`). */
+function queryOf(url: string): Record<string, unknown> {
+  const mark = url.indexOf('?');
+  return mark < 0 ? {} : (parseQuery(url.slice(mark + 1)) as Record<string, unknown>);
+}
+
+/**
+ * A token in the URL is what a lone request is refused for (api/auth/authenticate.ts), before its
+ * role or route is looked at. With mock authentication, which reads no token, it is dropped
+ * instead: either way it never reaches the queued job.
+ */
+function refuseQueryToken(request: BatchRequest, ctx: StepContext): void {
+  if (ctx.queryTokensRefused && Object.hasOwn(queryOf(request.url), QUERY_TOKEN)) {
+    throw unauthorized(
+      'Send the access token in the Authorization header, not in the query string.',
+      'invalid_request',
+    );
+  }
+}
+
 /** The route, key and query a request's URL names; a `$s1` URL names what s1 created. */
-function targetOf(request: BatchRequest, earlier: ReadonlyMap<string, BatchRequest>): Target {
+function targetOf(request: BatchRequest, ctx: StepContext): Target {
+  const earlier = ctx.earlier;
   const url = request.url.replace(/^\//, '');
   const mark = url.indexOf('?');
   // A trailing slash is the same route, as Express's non-strict routing has it for a lone request.
   const path = (mark < 0 ? url : url.slice(0, mark)).replace(/\/$/, '');
-  const query = mark < 0 ? {} : (parseQuery(url.slice(mark + 1)) as Record<string, unknown>);
+  const query = queryOf(url);
+  delete query[QUERY_TOKEN];
   // What the same request alone meets when no route matches (api/http/error-handler.ts).
   const noResource = () => notFound(`No resource at ${request.method} /${path}.`);
   if (request.urlReference !== undefined) {
@@ -139,12 +167,13 @@ export function stepOf(request: BatchRequest, ctx: StepContext): BatchStep {
     dependsOn: request.dependsOn,
   };
   try {
+    refuseQueryToken(request, ctx);
     if (!policyAllows(POLICY.default, ctx.caller.roles))
       throw forbidden(`This action needs the role ${POLICY.default.join(' or ')}.`);
     if (request.headers['idempotency-key'] !== undefined) {
       throw badRequest('Idempotency-Key applies to a whole batch: send it with POST /$batch, not inside a request.');
     }
-    const target = targetOf(request, ctx.earlier);
+    const target = targetOf(request, ctx);
     if (!METHODS.includes(request.method)) {
       throw methodNotAllowed(`${request.method} is not a method of /${target.route}.`, METHODS);
     }

@@ -13,10 +13,13 @@ import {
 } from '../../domain/errors/domain-error';
 import { idempotentCommandId, newCommandId, requestHash } from '../../domain/writes/command-ids';
 import type { PatchLimits } from '../../domain/writes/json-patch';
+import type { ReadLimits } from '../../domain/queries/read-limits';
+import type { BatchConfig } from '../../infra/config/load-config';
 import { callerOf } from '../auth/caller';
 import type { CommandBus } from '../commands/command-bus';
 import { idempotencyKeyOf } from '../commands/idempotency-key';
 import { sendCommand } from '../commands/send-command';
+import { checkBatchReadRows } from './batch-read-budget';
 import { stepOf } from './batch-steps';
 
 /**
@@ -29,10 +32,14 @@ import { stepOf } from './batch-steps';
 export interface BatchRouteDeps {
   knex: Knex;
   commandBus: CommandBus;
-  /** RATE_LIMIT_PER_MINUTE: the batch's GETs count like the reads they are (its writes are commands). */
-  chargeReads(subject: string, reads: number): Promise<void>;
+  /** RATE_LIMIT_PER_MINUTE: every request of the batch counts as it would alone, writes included. */
+  chargeBatch(subject: string, requests: number): Promise<void>;
   patchLimits: PatchLimits;
-  limits: { maxRequests: number; maxBytes: number; timeoutMs: number };
+  /** The read limits of the API's own GETs (MAX_TOP, MAX_EXPAND_TOP, …): a batch GET's rows are estimated with them. */
+  readLimits: ReadLimits;
+  limits: BatchConfig;
+  /** Real authentication: a token in a request's URL is refused as it is on a lone request. */
+  queryTokensRefused: boolean;
   /** The API reads from replicas (DATABASE_REPLICA_URLS): write answers then carry a consistency token. */
   consistencyTokens: boolean;
 }
@@ -76,13 +83,16 @@ export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
       res.type('application/json').send('{"responses":[]}');
       return;
     }
-    await deps.chargeReads(caller.subject, requests.filter((request) => request.method === 'GET').length);
     const earlier = new Map<string, BatchRequest>();
+    const context = { caller, patchLimits: deps.patchLimits, earlier, queryTokensRefused: deps.queryTokensRefused };
     const steps = requests.map((request) => {
-      const step = stepOf(request, { caller, patchLimits: deps.patchLimits, earlier });
+      const step = stepOf(request, context);
       if (!earlier.has(request.id)) earlier.set(request.id, request);
       return step;
     });
+    // The batch's budgets, before anything is queued (DESIGN §13): refused whole, nothing runs.
+    checkBatchReadRows(steps, deps.readLimits, deps.limits.maxReadRows);
+    await deps.chargeBatch(caller.subject, requests.length);
     const batch: BatchCommand = {
       commandId: key === undefined ? newCommandId() : idempotentCommandId(caller.subject, key),
       name: 'batch',

@@ -259,8 +259,20 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
     return inTime;
   }
 
-  /** Counts the command against its subject's MAX_PENDING_COMMANDS_PER_SUBJECT, or refuses it (429). */
+  /**
+   * What a job weighs against MAX_PENDING_COMMANDS_PER_SUBJECT: a command 1, a `$batch` the writes
+   * it holds (at least 1). A batch holding more writes than the whole allowance weighs all of it:
+   * it is admitted only when its caller has nothing else pending, and holds every slot while it runs.
+   */
+  function weightOf(command: Queued): number {
+    if (command.name !== 'batch') return 1;
+    const writes = (command as BatchCommand).steps.filter((step) => step.write !== undefined).length;
+    return Math.min(Math.max(1, writes), options.maxPendingPerSubject);
+  }
+
+  /** Counts the job against its subject's MAX_PENDING_COMMANDS_PER_SUBJECT, or refuses it (429). */
   async function admit(command: Queued): Promise<void> {
+    const weight = weightOf(command);
     let admitted: boolean;
     try {
       admitted = await admitCommand(
@@ -269,13 +281,15 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
         command.subject,
         command.commandId,
         options.maxPendingPerSubject,
+        weight,
       );
     } catch (err) {
       throw new QueueUnavailableError(err, false);
     }
     if (!admitted) {
+      const what = command.name === 'batch' ? `this batch counts as ${weight}; ` : '';
       throw tooManyRequests(
-        `Too many commands pending: at most ${options.maxPendingPerSubject} queued or running per caller (MAX_PENDING_COMMANDS_PER_SUBJECT); wait for some to finish.`,
+        `Too many commands pending: ${what}at most ${options.maxPendingPerSubject} queued or running per caller (MAX_PENDING_COMMANDS_PER_SUBJECT); wait for some to finish.`,
         1,
       );
     }

@@ -8,7 +8,6 @@ import {
   type FailureKind,
 } from '../../domain/errors/domain-error';
 import { isStoreUnavailable, OUTAGE_RETRY_AFTER_SECONDS } from '../../infra/store-outage';
-import { bearerChallenge } from '../auth/unauthorized';
 import { requestBodyTooLarge } from './request-body-limit';
 import { STATUS_OF } from '../../domain/errors/problem';
 import { failureAnswer } from '../../domain/responses/answer';
@@ -94,6 +93,5 @@ function clientError(err: HttpError, status: number): DomainError {
 
 /** The problem body and the headers a kind carries (Retry-After, Allow, WWW-Authenticate, Location). */
 function sendFailure(res: Response, err: DomainError): void {
-  if (err.kind === 'Unauthorized') res.setHeader('WWW-Authenticate', bearerChallenge(err.tokenError, err.errors[0]));
   sendAnswer(res, failureAnswer(err.toFailure()));
 }

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { RedisClient } from '../../infra/redis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { tooManyRequests } from '../../domain/errors/domain-error';
+import { tooLarge, tooManyRequests } from '../../domain/errors/domain-error';
 
 export interface RateLimitOptions {
   redis: RedisClient;
@@ -22,14 +22,16 @@ export interface RateLimit {
   /** Counts each request of a subject (the middleware, mounted after authentication). */
   middleware: RequestHandler;
   /**
-   * Counts `points` more requests of `subject` at once: a `$batch` counts its GETs, each a read its
-   * caller could have sent alone (DESIGN §12). Throws the 429 when they do not fit.
+   * Counts a `$batch` of `requests` as that many requests of `subject`, all at once and before any
+   * is queued (the middleware counted the batch itself as its first). A batch that does not fit is
+   * a 429 and costs nothing (its points are given back, so a smaller batch may still fit); one that
+   * could never fit, more requests than the limit allows in a minute, is a 413.
    */
-  charge(subject: string, points: number): Promise<void>;
+  chargeBatch(subject: string, requests: number): Promise<void>;
 }
 
 export function rateLimit(options: RateLimitOptions): RateLimit {
-  if (options.perMinute <= 0) return { middleware: (_req, _res, next) => next(), charge: async () => {} };
+  if (options.perMinute <= 0) return { middleware: (_req, _res, next) => next(), chargeBatch: async () => {} };
   const limiter = new RateLimiterRedis({
     storeClient: options.redis,
     points: options.perMinute,
@@ -37,12 +39,16 @@ export function rateLimit(options: RateLimitOptions): RateLimit {
     keyPrefix: `${options.prefix}:rate`,
     rejectIfRedisNotReady: true,
   });
-  /** Resolves when the points fit (or Redis cannot count: see above); rejects with the 429. */
-  const consume = (subject: string, points: number) =>
+  /**
+   * Resolves when the points fit (or Redis cannot count: see above); rejects with the 429, after
+   * giving the points back when `refund` says so.
+   */
+  const consume = (subject: string, points: number, refund = false) =>
     limiter.consume(subject, points).then(
       () => undefined,
-      (outcome: unknown) => {
+      async (outcome: unknown) => {
         if (outcome instanceof RateLimiterRes) {
+          if (refund) await limiter.reward(subject, points).catch(options.onStoreError);
           const seconds = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
           throw tooManyRequests(
             `Rate limit exceeded: more than ${options.perMinute} requests a minute (RATE_LIMIT_PER_MINUTE); try again in ${seconds} s.`,
@@ -58,6 +64,13 @@ export function rateLimit(options: RateLimitOptions): RateLimit {
       if (!subject) return next();
       consume(subject, 1).then(() => next(), next);
     },
-    charge: (subject, points) => (points > 0 ? consume(subject, points) : Promise.resolve()),
+    chargeBatch: async (subject, requests) => {
+      if (requests > options.perMinute) {
+        throw tooLarge(
+          `The batch holds ${requests} requests and each counts toward RATE_LIMIT_PER_MINUTE, which allows ${options.perMinute} a minute: it could never run. Split it into batches of at most ${options.perMinute} requests.`,
+        );
+      }
+      if (requests > 1) await consume(subject, requests - 1, true);
+    },
   };
 }

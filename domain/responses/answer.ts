@@ -1,6 +1,7 @@
 import { entityByName } from '../entities';
 import type { Failure } from '../errors/domain-error';
 import { problemFor } from '../errors/problem';
+import { bearerChallenge } from '../auth/bearer-challenge';
 import { etagOf } from '../writes/entity-version';
 
 /**
@@ -23,13 +24,15 @@ export function entityLocation(entityName: string, encodedId: string): string {
   return `/${entityByName(entityName).route}/${encodedId}`;
 }
 
-/** The spec §7 problem of a failure, with the headers its kind carries (401's challenge is the API's). */
+/** The spec §7 problem of a failure, with the headers its kind carries (a 401's challenge included). */
 export function failureAnswer(failure: Failure): Answer {
   const body = problemFor(failure.kind, failure.errors);
   const headers: Record<string, string> = { 'content-type': PROBLEM_TYPE };
   if (failure.retryAfter !== undefined) headers['retry-after'] = String(failure.retryAfter);
   if (failure.allow !== undefined) headers.allow = failure.allow.join(', ');
   if (failure.outcomeAt !== undefined) headers.location = failure.outcomeAt;
+  if (failure.kind === 'Unauthorized')
+    headers['www-authenticate'] = bearerChallenge(failure.tokenError, failure.errors[0]);
   return { status: body.status, headers, body: JSON.stringify(body) };
 }
 

@@ -197,6 +197,18 @@ export const ENVIRONMENT = {
     default: 60_000,
     desc: 'how long the API awaits a `$batch` before answering 202 + `/Commands/<id>`',
   }),
+  BATCH_MAX_READ_ROWS: positive({
+    default: 100_000,
+    desc: 'rows the GETs of one `$batch` may read at most, summed over its GETs from their `$top`, `$skip` and `$expand` before anything runs (400)',
+  }),
+  BATCH_READ_TIMEOUT_MS: positive({
+    default: 30_000,
+    desc: 'time the GETs of one `$batch` may run in all; a GET not run, or cut short, by then answers 429 + Retry-After',
+  }),
+  BATCH_GROUP_READ_TIMEOUT_MS: positive({
+    default: 2_000,
+    desc: 'time the GETs inside one `$batch` atomicity group may run in all (they hold its locks); past it the group fails as a unit (429, the others 424)',
+  }),
   MAX_TOP: positive({ default: 1000, desc: 'largest `$top` (and cap of the default page of 60)' }),
   WORKER_CONCURRENCY: positive({ default: 16, desc: 'jobs one worker process runs at once' }),
   DB_POOL_MAX: positive({ default: 20, desc: 'Postgres connections per process' }),
@@ -240,7 +252,10 @@ export const ENVIRONMENT = {
     default: 0,
     desc: 'requests per caller per minute across API processes (0: off; 6000 in docker-compose.yml); 429 + Retry-After',
   }),
-  MAX_PENDING_COMMANDS_PER_SUBJECT: positive({ default: 200, desc: 'commands queued or running per caller (429)' }),
+  MAX_PENDING_COMMANDS_PER_SUBJECT: positive({
+    default: 2000,
+    desc: 'writes queued or running per caller, a `$batch` weighing its writes: two full batches of BATCH_MAX_REQUESTS (429)',
+  }),
   MAX_EXPORTS_PER_SUBJECT: positive({ default: 2, desc: 'exports per caller at once, across API processes (429)' }),
   EXPORT_STALL_MS: positive({ default: 60_000, desc: 'an export reader that takes no byte this long is dropped' }),
   CHANGES_HEARTBEAT_MS: positive({

@@ -71,7 +71,7 @@ export interface AppConfig {
   stalledRecovery: { lockDuration?: number; stalledInterval?: number };
   limits: LimitsConfig;
   /** `POST /$batch` (DESIGN §12): requests and bytes per batch, and how long the API awaits one. */
-  batch: { maxRequests: number; maxBytes: number; timeoutMs: number };
+  batch: BatchConfig;
   /** GET /Changes (DESIGN §16): heartbeat, safety poll, listener limits, per-stream buffer (api/changes). */
   changes: {
     /** A comment line this often on every open stream (CHANGES_HEARTBEAT_MS). */
@@ -128,6 +128,19 @@ export interface BullBoardLoginConfig {
 }
 
 /** The limits of DESIGN §13: each has an environment variable and answers a 4xx naming it. */
+/** `POST /$batch` (DESIGN §12, §13): its size, the API's wait, and the budget of its reads. */
+export interface BatchConfig {
+  maxRequests: number;
+  maxBytes: number;
+  timeoutMs: number;
+  /** BATCH_MAX_READ_ROWS: the rows its GETs may read, estimated before anything runs. */
+  maxReadRows: number;
+  /** BATCH_READ_TIMEOUT_MS: the time its GETs may take in all. */
+  readTimeoutMs: number;
+  /** BATCH_GROUP_READ_TIMEOUT_MS: the time the GETs of one atomicity group may take in all. */
+  groupReadTimeoutMs: number;
+}
+
 export interface LimitsConfig {
   maxExpandDepth: number;
   maxExpansions: number;
@@ -230,7 +243,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxBufferBytes: e.CHANGES_MAX_BUFFER_BYTES,
       stallMs: e.CHANGES_STALL_MS,
     },
-    batch: { maxRequests: e.BATCH_MAX_REQUESTS, maxBytes: e.BATCH_MAX_BYTES, timeoutMs: e.BATCH_TIMEOUT_MS },
+    batch: {
+      maxRequests: e.BATCH_MAX_REQUESTS,
+      maxBytes: e.BATCH_MAX_BYTES,
+      timeoutMs: e.BATCH_TIMEOUT_MS,
+      maxReadRows: e.BATCH_MAX_READ_ROWS,
+      readTimeoutMs: e.BATCH_READ_TIMEOUT_MS,
+      groupReadTimeoutMs: e.BATCH_GROUP_READ_TIMEOUT_MS,
+    },
     listenHost: e.LISTEN_HOST || (mock ? '127.0.0.1' : '0.0.0.0'),
     bullBoardReadOnly: e.BULL_BOARD_READ_ONLY,
     ...(bullBoardLogin ? { bullBoardLogin } : {}),

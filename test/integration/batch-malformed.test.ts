@@ -23,14 +23,14 @@ import type { DomainEvent } from '../../domain/events/domain-event';
  * not be written); a wrong Content-Type is 415; more than BATCH_MAX_REQUESTS requests or more
  * than BATCH_MAX_BYTES is 413 naming the limit. And the caller: 401 without a token, policies per
  * request (403 without a role), admin and other routes unreachable through a batch (404); the
- * batch's GETs count toward RATE_LIMIT_PER_MINUTE.
+ * batch's requests count toward RATE_LIMIT_PER_MINUTE.
  */
 
 const MAX_REQUESTS = 8;
 const MAX_BYTES = 8192;
 
 let stack: Stack;
-/** RATE_LIMIT_PER_MINUTE=10: a batch's GETs count like the reads they are (commit a24201a). */
+/** RATE_LIMIT_PER_MINUTE=10: every request of a batch counts as it would alone (issue 24, finding 3). */
 let limited: Stack;
 let idp: IdentityProvider;
 let authStack: Stack;
@@ -445,12 +445,12 @@ test('auth: admin routes are not reachable through a batch for an Admin either',
   t.is(r.read!.status, 200);
 });
 
-test('RATE_LIMIT_PER_MINUTE counts the GETs of a batch: past it the batch is a 429 and nothing runs', async (t) => {
+test('RATE_LIMIT_PER_MINUTE counts every request of a batch: past it the batch is a 429 and nothing runs', async (t) => {
   const gets = (n: number): BatchRequest[] =>
     Array.from({ length: n }, (_, i) => ({ id: `g${i}`, method: 'GET', url: 'Countries/$count' }));
-  // The batch itself and its 4 GETs: 5 of 10.
+  // 4 of 10: each request counts, the batch itself as its first.
   t.is((await batch(limited, gets(4))).length, 4);
-  // 1 + 8 more: over.
+  // 9 more: over.
   const over = await sendBatch(limited, [canary('Canary rate limited'), ...gets(8)]);
   t.is(over.status, 429, over.text);
   t.regex(over.headers.get('content-type') ?? '', /^application\/problem\+json/);

@@ -21,6 +21,7 @@ import {
 import { onPool, readOperation, type ReadSettings } from '../../db/query/read-operation';
 import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-steps';
 import { ResponseBudget, representation } from './response-budget';
+import { ReadClock, withinBudgets } from './read-clock';
 import { CONSISTENCY_TOKEN_HEADER, consistencyTokenNow } from '../../db/replicas/consistency-token';
 import type { BatchJournal } from './batch-journal';
 import { replayOf, type CommandRunner, type RunOptions } from './command-runner';
@@ -42,6 +43,8 @@ export interface BatchRunnerDeps {
   runCommand: CommandRunner;
   runGroup: GroupRunner;
   readSettings: ReadSettings;
+  /** BATCH_READ_TIMEOUT_MS: the time all GETs of a batch may take. */
+  readTimeoutMs: number;
 }
 
 export interface BatchRunOptions extends RunOptions {
@@ -107,8 +110,17 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     return writeAnswer(step.method as WriteMethod, result, row);
   }
 
-  const read = (step: BatchStep, created: CreatedByStep, budget: ResponseBudget) =>
-    answering(() => readOperation(pool, readOfStep(step, created), { ...deps.readSettings, budget: budget.next() }));
+  /** A GET outside groups, under STATEMENT_TIMEOUT_MS and what the batch's read time has left. */
+  const read = (step: BatchStep, created: CreatedByStep, budget: ResponseBudget, clock: ReadClock) =>
+    answering(() =>
+      withinBudgets([clock], deps.readSettings.timeoutMs, (timeoutMs) =>
+        readOperation(
+          timeoutMs === deps.readSettings.timeoutMs ? pool : onPool(deps.readKnex, timeoutMs),
+          readOfStep(step, created),
+          { ...deps.readSettings, timeoutMs, budget: budget.next() },
+        ),
+      ),
+    );
 
   return async function runBatch(
     batch: BatchCommand,
@@ -132,6 +144,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     const created = new Map<string, Created>();
     const answers: { id: string; answer: Answer }[] = [];
     const budget = new ResponseBudget(deps.readSettings.budget.maxResponseBytes ?? Number.MAX_SAFE_INTEGER);
+    const readClock = new ReadClock(deps.readTimeoutMs, 'BATCH_READ_TIMEOUT_MS');
     const answer = (step: BatchStep, result: Answer) => {
       budget.spend(result);
       if (result.status >= 400) failed.add(step.id);
@@ -193,7 +206,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       before: Answer | undefined,
     ): Promise<void> {
       if (step.failure) return answer(step, failureAnswer(step.failure));
-      if (step.read) return answer(step, before ?? (await read(step, created, budget)));
+      if (step.read) return answer(step, before ?? (await read(step, created, budget, readClock)));
       const result = await answering(async () => {
         const command = { ...commandOfStep(batch, step, unitId, created), ...(requestHash ? { requestHash } : {}) };
         const outcome = await deps.runCommand(command, options);
@@ -210,7 +223,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       const refused = unit.steps.findIndex((step) => step.failure);
       if (refused >= 0) return answerFailedGroup(unit, refused, unit.steps[refused]!.failure!);
       const outcome = await deps.runGroup(
-        { commandId: unitId, batch, requestHash: unitHash(batch, unit), steps: unit.steps, created, budget },
+        { commandId: unitId, batch, requestHash: unitHash(batch, unit), steps: unit.steps, created, budget, readClock },
         options,
       );
       if (!outcome.result.ok) return answerFailedGroup(unit, outcome.result.failedStep, outcome.result.failure);
@@ -227,7 +240,10 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       const results = outcome.result.steps;
       for (const [i, step] of unit.steps.entries()) {
         const result = results[i] as GroupStepResult;
-        answer(step, 'read' in result ? await read(step, created, budget) : await writeAnswerOf(step, result, budget));
+        answer(
+          step,
+          'read' in result ? await read(step, created, budget, readClock) : await writeAnswerOf(step, result, budget),
+        );
       }
     }
 

@@ -121,6 +121,7 @@ export async function startCommandWorker(
       knex,
       logger,
       readSettings,
+      groupReadTimeoutMs: config.batch.groupReadTimeoutMs,
       onCommitted: (events, origin) => publisher.publishSoon(events, origin),
       testPause: options.testPause,
       patchLimits: patchLimitsOf(config),
@@ -134,7 +135,15 @@ export async function startCommandWorker(
     metrics,
     () => ({ command: 'batch', entity: '$batch' }),
     (result: BatchResult | CommandResult) => result,
-    createBatchRunner({ knex, readKnex, journal, runCommand: run, runGroup, readSettings }),
+    createBatchRunner({
+      knex,
+      readKnex,
+      journal,
+      runCommand: run,
+      runGroup,
+      readSettings,
+      readTimeoutMs: config.batch.readTimeoutMs,
+    }),
   );
 
   const runSubscription = timed(

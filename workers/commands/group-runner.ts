@@ -19,6 +19,7 @@ import { withTransactionReadTimeout } from '../../db/query/read-timeout';
 import type { Logger } from '../../infra/logger';
 import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-steps';
 import { representation, type ResponseBudget } from './response-budget';
+import { ReadClock, withinBudgets } from './read-clock';
 import {
   AlreadyRecorded,
   HANDLERS,
@@ -56,6 +57,8 @@ export interface GroupCommand {
   created: CreatedByStep;
   /** What is left of MAX_RESPONSE_BYTES for the batch's reads (the batch spends it on the answers). */
   budget: ResponseBudget;
+  /** What is left of the batch's read time (BATCH_READ_TIMEOUT_MS). */
+  readClock: ReadClock;
 }
 
 export interface GroupOutcome {
@@ -70,6 +73,8 @@ export interface GroupRunnerDeps {
   knex: Knex;
   logger: Logger;
   readSettings: ReadSettings;
+  /** BATCH_GROUP_READ_TIMEOUT_MS: the time the GETs of one group's transaction may take, locks held. */
+  groupReadTimeoutMs: number;
   onCommitted(events: DomainEvent[], origin: WriteOrigin | undefined): void;
   testPause?: TestPause;
   patchLimits?: PatchLimits;
@@ -88,6 +93,8 @@ class StepFailed extends Error {
 interface Applied {
   /** This attempt's own copy of the batch's response budget. */
   budget: ResponseBudget;
+  /** This attempt's read time: its transaction holds the group's locks while its GETs run. */
+  readClock?: ReadClock;
   steps: GroupStepResult[];
   answers: Answer[];
   events: DomainEvent[];
@@ -128,11 +135,16 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
     applied: Applied,
   ): Promise<void> {
     if (step.read) {
-      const settings = { ...deps.readSettings, budget: applied.budget.next() };
-      const answer = await readOperation(
-        (read) => withTransactionReadTimeout(trx, settings.timeoutMs, read),
-        readOfStep(step, created),
-        settings,
+      applied.readClock ??= new ReadClock(deps.groupReadTimeoutMs, 'BATCH_GROUP_READ_TIMEOUT_MS');
+      const answer = await withinBudgets(
+        [group.readClock, applied.readClock],
+        deps.readSettings.timeoutMs,
+        (timeoutMs) =>
+          readOperation((read) => withTransactionReadTimeout(trx, timeoutMs, read), readOfStep(step, created), {
+            ...deps.readSettings,
+            timeoutMs,
+            budget: applied.budget.next(),
+          }),
       );
       applied.budget.spend(answer);
       applied.answers.push(answer);

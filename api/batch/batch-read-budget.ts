@@ -1,0 +1,45 @@
+import type { BatchStep } from '../../domain/batch/batch-command';
+import { readRowsOf } from '../../domain/batch/batch-read-rows';
+import { readableByRoute } from '../../domain/entities';
+import { badRequest, DomainError } from '../../domain/errors/domain-error';
+import { parseReadOptions } from '../../domain/queries/read-options';
+import type { ReadLimits } from '../../domain/queries/read-limits';
+
+/**
+ * BATCH_MAX_READ_ROWS (DESIGN §13): the rows a batch's GETs may read, summed over them from their
+ * options before anything is queued. A batch past it is one 400 and nothing runs: refusing it
+ * whole keeps a batch all-or-nothing about its budget, and the client learns which request weighs
+ * most. A GET whose options do not parse weighs nothing here: it answers its own 400 unrun.
+ */
+
+function rowsOfStep(step: BatchStep, limits: ReadLimits): number {
+  const read = step.read;
+  if (!read || step.failure) return 0;
+  const entity = readableByRoute(read.route);
+  if (!entity) return 0;
+  try {
+    const options = parseReadOptions(read.query, limits);
+    const keyed = read.key !== undefined || read.keyReference !== undefined;
+    return readRowsOf(entity, options, read.key === '$count' ? 'count' : keyed ? 'keyed' : 'page');
+  } catch (err) {
+    if (err instanceof DomainError) return 0;
+    throw err;
+  }
+}
+
+const plain = (n: number) => n.toLocaleString('en');
+
+/** Throws the 400 when the GETs of `steps` may read more than `maxRows` rows in all. */
+export function checkBatchReadRows(steps: readonly BatchStep[], limits: ReadLimits, maxRows: number): void {
+  let total = 0;
+  let heaviest: { id: string; rows: number } | undefined;
+  for (const step of steps) {
+    const rows = rowsOfStep(step, limits);
+    total += rows;
+    if (rows > (heaviest?.rows ?? 0)) heaviest = { id: step.id, rows };
+  }
+  if (total <= maxRows) return;
+  throw badRequest(
+    `The GETs of this batch may read up to ${plain(total)} rows (from their $top, $skip and $expand), more than the ${plain(maxRows)} a batch may read (BATCH_MAX_READ_ROWS); nothing was run. The heaviest is '${heaviest!.id}' (up to ${plain(heaviest!.rows)} rows): lower $top, expand less, or split the batch.`,
+  );
+}
