@@ -27,6 +27,7 @@ import { commandRoutes } from './commands/command.routes';
 import { batchRoutes } from './batch/batch.routes';
 import type { CommandBus } from './commands/command-bus';
 import { patchLimitsOf } from '../infra/config/patch-limits';
+import { geometryLimitsOf } from '../infra/config/geometry-limits';
 import type { Registry } from '../infra/metrics/registry';
 import type { Scrape } from '../infra/metrics/metrics-server';
 import { metricsRoutes, requestMetrics } from './http/metrics';
@@ -108,6 +109,7 @@ export function createApp(deps: AppDeps): Express {
       commandBus: deps.commandBus,
       chargeReads: rateLimiter.charge,
       patchLimits: patchLimitsOf(deps.config),
+      geometryLimits: geometryLimitsOf(deps.config),
       limits: deps.config.batch,
       consistencyTokens: deps.replicas !== undefined,
     }),
@@ -160,6 +162,7 @@ export function createApp(deps: AppDeps): Express {
       commandBus: deps.commandBus,
       commandTimeoutMs: deps.config.commandTimeoutMs,
       patchLimits: patchLimitsOf(deps.config),
+      geometryLimits: geometryLimitsOf(deps.config),
       replicas: deps.replicas,
     }),
   );

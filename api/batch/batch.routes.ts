@@ -13,6 +13,7 @@ import {
 } from '../../domain/errors/domain-error';
 import { idempotentCommandId, newCommandId, requestHash } from '../../domain/writes/command-ids';
 import type { PatchLimits } from '../../domain/writes/json-patch';
+import type { GeometryLimits } from '../../domain/writes/geometry-limits';
 import { callerOf } from '../auth/caller';
 import type { CommandBus } from '../commands/command-bus';
 import { idempotencyKeyOf } from '../commands/idempotency-key';
@@ -32,6 +33,7 @@ export interface BatchRouteDeps {
   /** RATE_LIMIT_PER_MINUTE: the batch's GETs count like the reads they are (its writes are commands). */
   chargeReads(subject: string, reads: number): Promise<void>;
   patchLimits: PatchLimits;
+  geometryLimits: GeometryLimits;
   limits: { maxRequests: number; maxBytes: number; timeoutMs: number };
   /** The API reads from replicas (DATABASE_REPLICA_URLS): write answers then carry a consistency token. */
   consistencyTokens: boolean;
@@ -79,7 +81,12 @@ export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
     await deps.chargeReads(caller.subject, requests.filter((request) => request.method === 'GET').length);
     const earlier = new Map<string, BatchRequest>();
     const steps = requests.map((request) => {
-      const step = stepOf(request, { caller, patchLimits: deps.patchLimits, earlier });
+      const step = stepOf(request, {
+        caller,
+        patchLimits: deps.patchLimits,
+        geometryLimits: deps.geometryLimits,
+        earlier,
+      });
       if (!earlier.has(request.id)) earlier.set(request.id, request);
       return step;
     });
