@@ -1,6 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { decodeId } from '../../domain/ids/id-codec';
+import { startCommandWorker } from '../../workers/commands/command-worker';
 import { startStack, type Stack } from '../support/stack';
 import { responsesOf, type BatchRequest } from '../support/batch';
 import { assertProblem, create, patch, read, referenceId } from '../support/writes';
@@ -54,6 +55,34 @@ test('the issue’s nested geometry (2,500 and 4,900 levels) is a 400 naming the
   });
   t.is(await count('schemes', { scheme_name: 'Deep' }), 0);
   t.is(await count('scheme_market_boundaries', { scheme_id: decodeId('Scheme', scheme)! }), 0);
+});
+
+test('the command worker holds geometry to the same limits (a command queued under other settings)', async (t) => {
+  // The API lets depth 3 through (8); a worker configured with MAX_GEOMETRY_DEPTH=2 refuses it.
+  const strict = await startStack({
+    workers: [(config) => startCommandWorker({ ...config, limits: { ...config.limits, maxGeometryDepth: 2 } })],
+  });
+  try {
+    const market = await referenceId(strict, 'Market', 'markets', { name: 'Central London' });
+    const res = await strict.request('POST', '/Schemes', {
+      body: {
+        SchemeName: 'Strict',
+        MarketBoundaries: [{ Market: { Id: market }, Geometry: 'MULTIPOLYGON(((0 0, 1 0, 1 1, 0 0)))' }],
+      },
+    });
+    assertProblem(t, res, 400, 'Validation Failed', {
+      errors: [
+        'Scheme.MarketBoundaries[0].Geometry: nests parentheses more than 2 levels deep, the limit (MAX_GEOMETRY_DEPTH)',
+      ],
+    });
+    const polygon = {
+      SchemeName: 'Strict',
+      MarketBoundaries: [{ Market: { Id: market }, Geometry: 'POLYGON((0 0, 1 0, 1 1, 0 0))' }],
+    };
+    t.is((await strict.request('POST', '/Schemes', { body: polygon })).status, 201);
+  } finally {
+    await strict.close();
+  }
 });
 
 test('length and vertices past their limits are 400s naming MAX_GEOMETRY_LENGTH and MAX_GEOMETRY_VERTICES', async (t) => {
