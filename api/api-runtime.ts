@@ -12,6 +12,7 @@ import { processRegistry, type Registry } from '../infra/metrics/registry';
 import { isClusterChild, joinClusterMetrics } from '../infra/metrics/cluster-metrics';
 import type { Scrape } from '../infra/metrics/metrics-server';
 import { registerApiMetrics } from './http/metrics';
+import { eventLoopDelayMetric } from '../infra/metrics/event-loop-delay';
 import { ChangeHub } from './changes/change-feed';
 
 /** Everything one API process runs on, built once from its configuration. */
@@ -74,6 +75,7 @@ export async function createApiRuntime(config: AppConfig, logger: Logger): Promi
     changes,
     endStreams: () => changes.close(),
     async close() {
+      metrics?.stop();
       await changes.close();
       await queues.close();
       await commandBus.close();
@@ -86,9 +88,18 @@ export async function createApiRuntime(config: AppConfig, logger: Logger): Promi
  * The API's registry and how `/metrics` reads it: this process's own, or under API_PROCESSES > 1
  * the sum of every process's, from the primary (infra/metrics/cluster-metrics.ts).
  */
-function apiMetrics(deps: Parameters<typeof registerApiMetrics>[1]): { registry: Registry; scrape(): Promise<Scrape> } {
+function apiMetrics(deps: Parameters<typeof registerApiMetrics>[1]): {
+  registry: Registry;
+  scrape(): Promise<Scrape>;
+  stop(): void;
+} {
   const registry = processRegistry();
   registerApiMetrics(registry, deps);
-  if (isClusterChild()) return { registry, scrape: joinClusterMetrics(registry) };
-  return { registry, scrape: async () => ({ contentType: registry.contentType, text: await registry.metrics() }) };
+  const { stop } = eventLoopDelayMetric(registry);
+  if (isClusterChild()) return { registry, scrape: joinClusterMetrics(registry), stop };
+  return {
+    registry,
+    scrape: async () => ({ contentType: registry.contentType, text: await registry.metrics() }),
+    stop,
+  };
 }

@@ -28,6 +28,7 @@ import { commandRoutes } from './commands/command.routes';
 import { batchRoutes } from './batch/batch.routes';
 import type { CommandBus } from './commands/command-bus';
 import { patchLimitsOf } from '../infra/config/patch-limits';
+import { geometryLimitsOf } from '../infra/config/geometry-limits';
 import type { Registry } from '../infra/metrics/registry';
 import type { Scrape } from '../infra/metrics/metrics-server';
 import { metricsRoutes, requestMetrics } from './http/metrics';
@@ -110,6 +111,7 @@ export function createApp(deps: AppDeps): Express {
       chargeBatch: rateLimiter.chargeBatch,
       patchLimits: patchLimitsOf(deps.config),
       readLimits: readSettingsOf({ maxTop: deps.config.maxTop, limits: deps.config.limits }).limits,
+      geometryLimits: geometryLimitsOf(deps.config),
       limits: deps.config.batch,
       queryTokensRefused: !deps.config.auth.mock,
       consistencyTokens: deps.replicas !== undefined,
@@ -163,6 +165,7 @@ export function createApp(deps: AppDeps): Express {
       commandBus: deps.commandBus,
       commandTimeoutMs: deps.config.commandTimeoutMs,
       patchLimits: patchLimitsOf(deps.config),
+      geometryLimits: geometryLimitsOf(deps.config),
       replicas: deps.replicas,
     }),
   );

@@ -17,6 +17,7 @@ import {
 } from '../../domain/errors/domain-error';
 import { prefersRepresentation } from '../../domain/responses/answer';
 import { parseWriteBody } from '../../domain/validation/write-body';
+import type { GeometryLimits } from '../../domain/writes/geometry-limits';
 import { parsePatch, type PatchLimits } from '../../domain/writes/json-patch';
 import type { Caller } from '../auth/caller';
 import { MAX_REQUEST_BODY_BYTES, requestBodyTooLarge } from '../http/request-body-limit';
@@ -31,6 +32,7 @@ import { MAX_REQUEST_BODY_BYTES, requestBodyTooLarge } from '../http/request-bod
 export interface StepContext {
   caller: Caller;
   patchLimits: PatchLimits;
+  geometryLimits: GeometryLimits;
   /** The earlier requests, by id (a `$s1` URL names the entity s1 created). */
   earlier: ReadonlyMap<string, BatchRequest>;
   /** Real authentication: `access_token` in a URL is refused, as on a lone request (api/auth/authenticate.ts). */
@@ -150,10 +152,10 @@ function writeStep(request: BatchRequest, target: Target, ctx: StepContext): Bat
     case 'create':
     case 'replace':
       requireMediaType(request, 'application/json', 'POST and PUT');
-      return { ...base, body: parseWriteBody(entity, request.body, key) };
+      return { ...base, body: parseWriteBody(entity, request.body, ctx.geometryLimits, key) };
     case 'patch':
       requireMediaType(request, 'application/json-patch+json', 'PATCH requests');
-      return { ...base, patch: parsePatch(entity, request.body, ctx.patchLimits) };
+      return { ...base, patch: parsePatch(entity, request.body, ctx.patchLimits, ctx.geometryLimits) };
     default:
       return base;
   }

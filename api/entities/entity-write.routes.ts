@@ -6,6 +6,7 @@ import type { EntityDefinition } from '../../domain/entities';
 import { keyOf, writableEntityOf } from '../../domain/entities/entity-key';
 import { DomainError, unsupportedMediaType } from '../../domain/errors/domain-error';
 import { parseWriteBody } from '../../domain/validation/write-body';
+import type { GeometryLimits } from '../../domain/writes/geometry-limits';
 import { idempotentCommandId, newCommandId, requestHash } from '../../domain/writes/command-ids';
 import { parsePatch, type PatchLimits } from '../../domain/writes/json-patch';
 import { callerOf } from '../auth/caller';
@@ -28,6 +29,7 @@ export interface WriteRouteDeps {
   commandBus: CommandBus;
   commandTimeoutMs: number;
   patchLimits: PatchLimits;
+  geometryLimits: GeometryLimits;
   /** With replicas, a write answer carries X-Consistency-Token (DESIGN §14). */
   replicas?: ReplicaSet;
 }
@@ -107,7 +109,7 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
     const entity = writableEntity(req);
     if (!entity) return next();
     const raw = bodyOfType(req, 'application/json', 'POST and PUT');
-    const body = parseWriteBody(entity, raw);
+    const body = parseWriteBody(entity, raw, deps.geometryLimits);
     const key = idempotencyKeyOf(req);
     const subject = callerOf(req).subject;
     const command = commandOf(
@@ -127,7 +129,7 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
     if (!entity) return next();
     const id = keyOf(entity, req.params.key as string);
     const raw = bodyOfType(req, 'application/json', 'POST and PUT');
-    const body = parseWriteBody(entity, raw, id);
+    const body = parseWriteBody(entity, raw, deps.geometryLimits, id);
     const command = commandOf(req, callerOf(req).subject, entity, 'replace', { key: id, body });
     await execute(req, res, command, (result) => answerSuccess(req, res, entity, result));
   });
@@ -137,7 +139,7 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
     if (!entity) return next();
     const id = keyOf(entity, req.params.key as string);
     const raw = bodyOfType(req, 'application/json-patch+json', 'PATCH requests');
-    const patch = parsePatch(entity, raw, deps.patchLimits);
+    const patch = parsePatch(entity, raw, deps.patchLimits, deps.geometryLimits);
     const command = commandOf(req, callerOf(req).subject, entity, 'patch', { key: id, patch });
     await execute(req, res, command, (result) => answerSuccess(req, res, entity, result));
   });

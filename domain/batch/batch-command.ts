@@ -40,7 +40,7 @@ export interface BatchStep {
   id: string;
   method: WriteMethod | 'GET';
   atomicityGroup?: string;
-  /** Ids of earlier requests that must have succeeded (groups expanded). */
+  /** Earlier requests that must have succeeded: their ids, or the name of their atomicity group. */
   dependsOn: string[];
   /** Answered without running: the request failed its checks in the API. */
   failure?: Failure;

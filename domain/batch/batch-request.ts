@@ -131,6 +131,11 @@ function headersOf(raw: unknown, problem: (message: string) => void): Record<str
   return Object.fromEntries(entries.map(([name, value]) => [name.toLowerCase(), value as string]));
 }
 
+/** Whether `target` is named in a dependsOn: itself, or the group it belongs to. */
+function named(waitsFor: ReadonlySet<string>, target: BatchRequest): boolean {
+  return waitsFor.has(target.id) || (target.atomicityGroup !== undefined && waitsFor.has(target.atomicityGroup));
+}
+
 /**
  * The rules between requests: unique ids, contiguous groups, group names that are not request ids,
  * `dependsOn` naming only earlier requests or groups, and references to an earlier POST that is in
@@ -148,25 +153,14 @@ function checkOrder(requests: BatchRequest[], fail: (message: string) => void): 
       fail(`${at}.atomicityGroup: the requests of group '${group}' must be next to each other`);
     previousGroup = group;
 
-    // What this request may wait for or refer to: earlier requests, and groups already closed.
-    const waitsFor = new Set<string>();
-    request.dependsOn.forEach((name) => {
-      const earlier = byId.get(name);
-      const closedGroup = groups.get(name);
-      if (earlier) {
-        waitsFor.add(earlier.id);
-        if (earlier.atomicityGroup !== undefined && earlier.atomicityGroup !== group)
-          waitsFor.add(earlier.atomicityGroup);
-      } else if (closedGroup && name !== group) {
-        waitsFor.add(name);
-        closedGroup.forEach((member) => waitsFor.add(member.id));
-      } else fail(`${at}.dependsOn: '${name}' is not an earlier request or group`);
-    });
-    const expanded = new Set<string>();
+    // What this request may wait for or refer to: earlier requests, and groups already closed. A
+    // group stays one name (the worker knows which groups failed): expanded into its members, n
+    // requests naming a group of n made n² ids.
     for (const name of request.dependsOn) {
-      for (const member of groups.get(name) ?? [byId.get(name)!]) if (member) expanded.add(member.id);
+      if (!byId.has(name) && !(groups.has(name) && name !== group))
+        fail(`${at}.dependsOn: '${name}' is not an earlier request or group`);
     }
-    request.dependsOn = [...expanded];
+    const waitsFor = new Set(request.dependsOn);
 
     const inBody = referencesIn(request.body, request.method === 'PATCH');
     if (inBody.length) request.bodyReferences = true;
@@ -175,7 +169,7 @@ function checkOrder(requests: BatchRequest[], fail: (message: string) => void): 
       const target = byId.get(id);
       if (!target) fail(`${at}: '$${id}' does not name an earlier request`);
       else if (target.method !== 'POST') fail(`${at}: '$${id}' names a ${target.method}, which creates no entity`);
-      else if (!((group !== undefined && target.atomicityGroup === group) || waitsFor.has(target.id)))
+      else if (!((group !== undefined && target.atomicityGroup === group) || named(waitsFor, target)))
         fail(`${at}: '$${id}' must be in the same atomicity group or named (itself or its group) in dependsOn`);
     }
 

@@ -77,7 +77,7 @@ export const SchemeMarketBoundary: EntityDefinition = {
   acceptsBareIntegerKeys: false,
   storesEncodedId: false,
   fields: {
-    Geometry: { kind: 'wkt', column: 'geometry', required: true, maxLength: 500000 },
+    Geometry: { kind: 'wkt', column: 'geometry', required: true },
     ...TIMESTAMP_FIELDS,
   },
   relations: {

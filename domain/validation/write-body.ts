@@ -3,6 +3,7 @@ import { validationFailed } from '../errors/domain-error';
 import { parseKey } from '../ids/id-codec';
 import { ownedCollectionsOf, type OwnedItemType } from '../writes/ownership';
 import { validationMessages } from './error-messages';
+import { geometryLimitErrors, type GeometryLimits } from '../writes/geometry-limits';
 import { assertStorableJson } from '../json/storable-json';
 import { writeValidatorOf } from './write-schemas';
 
@@ -15,9 +16,18 @@ import { writeValidatorOf } from './write-schemas';
 export type WriteBody = Record<string, unknown>;
 export type WriteItem = Record<string, unknown>;
 
-/** Validates a POST/PUT body or a patched document against the entity's schema; throws a 400. */
-export function assertValidBody(entity: EntityDefinition, raw: unknown): asserts raw is Record<string, unknown> {
+/**
+ * Validates a POST/PUT body or a patched document against the entity's schema; throws a 400.
+ * Geometry is held to its limits first, so the schema's WKT check only ever reads bounded text.
+ */
+export function assertValidBody(
+  entity: EntityDefinition,
+  raw: unknown,
+  geometryLimits: GeometryLimits,
+): asserts raw is Record<string, unknown> {
   assertStorableJson(entity.name, raw);
+  const tooLarge = geometryLimitErrors(entity, raw, geometryLimits);
+  if (tooLarge.length) throw validationFailed(tooLarge);
   const validate = writeValidatorOf(entity);
   if (!validate(raw)) throw validationFailed(validationMessages(entity.name, validate.errors ?? []));
 }
@@ -68,8 +78,13 @@ export function toWriteBody(entity: EntityDefinition, raw: Record<string, unknow
 }
 
 /** Validates a raw POST/PUT body and returns its canonical form (400 on any problem). */
-export function parseWriteBody(entity: EntityDefinition, raw: unknown, key?: number): WriteBody {
-  assertValidBody(entity, raw);
+export function parseWriteBody(
+  entity: EntityDefinition,
+  raw: unknown,
+  geometryLimits: GeometryLimits,
+  key?: number,
+): WriteBody {
+  assertValidBody(entity, raw, geometryLimits);
   if (key !== undefined) assertIdMatchesKey(entity, raw, key);
   return toWriteBody(entity, raw);
 }

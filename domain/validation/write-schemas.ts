@@ -36,6 +36,10 @@ const NOT_YEAR_ZERO = '^(?!0000)';
 /** `uri` alone accepts any scheme (`mailto:`); DESIGN §4 means web addresses. */
 const HTTP_SCHEME = '^[Hh][Tt][Tt][Pp][Ss]?://';
 
+/** The limits a geometry is held to before it is parsed (domain/writes/geometry-limits.ts). */
+const GEOMETRY_LIMITS_TEXT =
+  'Well-known text (WKT) geometry: at most MAX_GEOMETRY_LENGTH characters (500,000 by default), MAX_GEOMETRY_VERTICES vertices (50,000) and MAX_GEOMETRY_DEPTH levels of parentheses (8); past any of them a 400 names the field and the limit.';
+
 function node(n: SchemaNode): Schema {
   return { [NODE_KEYWORD]: n };
 }
@@ -70,6 +74,7 @@ export function scalarSchema(field: ScalarField): Schema {
     case 'wkt':
       s.type = nullable('string', field.required);
       s.format = 'wkt';
+      s.description = GEOMETRY_LIMITS_TEXT;
       break;
     case 'datetime':
       s.type = nullable('string', field.required);

@@ -4,6 +4,7 @@ import { READ_ONLY_MEMBERS, type EntityDefinition } from '../entities';
 import { badRequest, conflict, validationFailed, type DomainError } from '../errors/domain-error';
 import { memberPath } from '../json/member-path';
 import { assertStorableJson } from '../json/storable-json';
+import { DEFAULT_GEOMETRY_LIMITS, geometryLimitErrorsAt, type GeometryLimits } from './geometry-limits';
 import { ownedCollectionsOf } from './ownership';
 
 /**
@@ -85,6 +86,7 @@ export function parsePatch(
   entity: EntityDefinition,
   body: unknown,
   limits: PatchLimits = DEFAULT_PATCH_LIMITS,
+  geometryLimits: GeometryLimits = DEFAULT_GEOMETRY_LIMITS,
 ): PatchOperation[] {
   if (!Array.isArray(body)) throw badRequest('JSON Patch must be an array.');
   if (body.length > limits.maxOperations) {
@@ -124,6 +126,17 @@ export function parsePatch(
         assertStorableJson(entity.name, (raw as { value: unknown }).value, segmentsOf(path as string));
       } catch (err) {
         errors.push(...(err as DomainError).errors.map((e) => `${e} (operation ${i})`));
+        return;
+      }
+      // Geometry past its limits is refused here, not first read by the worker (DESIGN §13).
+      const tooLarge = geometryLimitErrorsAt(
+        entity,
+        segmentsOf(path as string),
+        (raw as { value: unknown }).value,
+        geometryLimits,
+      );
+      if (tooLarge.length) {
+        errors.push(...tooLarge.map((e) => `${e} (operation ${i})`));
         return;
       }
     }

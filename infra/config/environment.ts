@@ -248,6 +248,18 @@ export const ENVIRONMENT = {
     default: 1024 * 1024,
     desc: 'the patched document, tracked per operation (400)',
   }),
+  MAX_GEOMETRY_LENGTH: positive({
+    default: 500_000,
+    desc: 'characters of one WKT geometry (400 naming the field, before any parser reads it)',
+  }),
+  MAX_GEOMETRY_VERTICES: positive({
+    default: 50_000,
+    desc: 'coordinates of one WKT geometry, all its parts together (400 naming the field)',
+  }),
+  MAX_GEOMETRY_DEPTH: positive({
+    default: 8,
+    desc: 'levels of parentheses in one WKT geometry; a MULTIPOLYGON has 3 (400 naming the field)',
+  }),
   RATE_LIMIT_PER_MINUTE: nonNegative({
     default: 0,
     desc: 'requests per caller per minute across API processes (0: off; 6000 in docker-compose.yml); 429 + Retry-After',

@@ -151,6 +151,9 @@ export interface LimitsConfig {
   maxResponseBytes: number;
   maxPatchOperations: number;
   maxPatchedDocumentBytes: number;
+  maxGeometryLength: number;
+  maxGeometryVertices: number;
+  maxGeometryDepth: number;
   /** Requests per subject per minute; 0 turns the limiter off. */
   rateLimitPerMinute: number;
   maxPendingCommandsPerSubject: number;
@@ -230,6 +233,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxResponseBytes: e.MAX_RESPONSE_BYTES,
       maxPatchOperations: e.MAX_PATCH_OPERATIONS,
       maxPatchedDocumentBytes: e.MAX_PATCHED_DOCUMENT_BYTES,
+      maxGeometryLength: e.MAX_GEOMETRY_LENGTH,
+      maxGeometryVertices: e.MAX_GEOMETRY_VERTICES,
+      maxGeometryDepth: e.MAX_GEOMETRY_DEPTH,
       rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
       maxPendingCommandsPerSubject: e.MAX_PENDING_COMMANDS_PER_SUBJECT,
       maxExportsPerSubject: e.MAX_EXPORTS_PER_SUBJECT,

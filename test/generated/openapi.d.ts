@@ -2844,7 +2844,10 @@ export interface components {
             }[];
             Developments?: unknown;
             MarketBoundaries?: {
-                /** Format: wkt */
+                /**
+                 * Format: wkt
+                 * @description Well-known text (WKT) geometry: at most MAX_GEOMETRY_LENGTH characters (500,000 by default), MAX_GEOMETRY_VERTICES vertices (50,000) and MAX_GEOMETRY_DEPTH levels of parentheses (8); past any of them a 400 names the field and the limit.
+                 */
                 Geometry: string;
                 CreatedAt?: unknown;
                 UpdatedAt?: unknown;
@@ -3203,7 +3206,10 @@ export interface components {
          *     }
          */
         SchemeMarketBoundaryWrite: {
-            /** Format: wkt */
+            /**
+             * Format: wkt
+             * @description Well-known text (WKT) geometry: at most MAX_GEOMETRY_LENGTH characters (500,000 by default), MAX_GEOMETRY_VERTICES vertices (50,000) and MAX_GEOMETRY_DEPTH levels of parentheses (8); past any of them a 400 names the field and the limit.
+             */
             Geometry: string;
             CreatedAt?: unknown;
             UpdatedAt?: unknown;

@@ -272,6 +272,58 @@ for (const processes of [1, 2]) {
   });
 }
 
+/** The buckets of a histogram without labels, in the order served: `[le, cumulative count]`. */
+function buckets(text: string, name: string): [string, number][] {
+  return [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\S+)$`, 'gm'))].map((m) => [
+    m[1]!,
+    Number(m[2]),
+  ]);
+}
+
+test.serial(
+  'the API serves its event-loop delay as a histogram with cumulative buckets, one observation a second',
+  async (t) => {
+    const name = 'emapi_event_loop_delay_seconds';
+    const first = await scrape(on);
+    t.regex(first, new RegExp(`^# TYPE ${name} histogram$`, 'm'));
+    const les = buckets(first, name).map(([le]) => le);
+    t.deepEqual(les, [
+      '0.001',
+      '0.0025',
+      '0.005',
+      '0.01',
+      '0.025',
+      '0.05',
+      '0.1',
+      '0.25',
+      '0.5',
+      '1',
+      '2.5',
+      '5',
+      '10',
+      '30',
+      '+Inf',
+    ]);
+    const before = sample(first, `${name}_count`) ?? 0;
+    // A hostile but bounded request (the issue's nested geometry, refused by MAX_GEOMETRY_DEPTH).
+    const deep = `${'GEOMETRYCOLLECTION('.repeat(4_900)}POINT(1 1)${')'.repeat(4_900)}`;
+    const hostile = await on.request('POST', '/SchemeMarketBoundaries', {
+      headers: AS_ADMIN,
+      body: { Scheme: { Id: 'S-1' }, Market: { Id: 'M-1' }, Geometry: deep },
+    });
+    t.is(hostile.status, 400);
+    // The histogram moves (each second adds an observation); its buckets stay cumulative.
+    const text = await waitFor(async () => {
+      const now = await scrape(on);
+      return (sample(now, `${name}_count`) ?? 0) > before ? now : undefined;
+    });
+    const counts = buckets(text, name).map(([, n]) => n);
+    for (let i = 1; i < counts.length; i++) t.true(counts[i]! >= counts[i - 1]!, `bucket ${les[i]} is cumulative`);
+    t.is(counts.at(-1), sample(text, `${name}_count`));
+    t.true(Number.isFinite(sample(text, `${name}_sum`)));
+  },
+);
+
 test('a store that is down leaves its sample out and the scrape still answers', async (t) => {
   const logger = createLogger('metrics-test', 'silent');
   const knex = createKnex('postgres://postgres@127.0.0.1:1/nothing', 1, logger);

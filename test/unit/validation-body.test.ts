@@ -4,6 +4,7 @@ import { ENTITIES, Scheme, type ScalarField } from '../../domain/entities';
 import { DomainError } from '../../domain/errors/domain-error';
 import { parseWriteBody, toWriteBody } from '../../domain/validation/write-body';
 import { isWkt } from '../../domain/validation/wkt';
+import { DEFAULT_GEOMETRY_LIMITS } from '../../domain/writes/geometry-limits';
 import { ownedCollectionsOf } from '../../domain/writes/ownership';
 
 /** Write-body schemas derived from the entity definitions, and their messages (DESIGN §10). */
@@ -11,7 +12,7 @@ import { ownedCollectionsOf } from '../../domain/writes/ownership';
 function errorsOf(entityName: string, body: unknown, key?: number): string[] {
   const entity = ENTITIES.find((e) => e.name === entityName)!;
   try {
-    parseWriteBody(entity, body, key);
+    parseWriteBody(entity, body, DEFAULT_GEOMETRY_LIMITS, key);
     return [];
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
@@ -114,7 +115,7 @@ test('URLs must be absolute http(s) URLs', (t) => {
   }
 });
 
-test('WKT must parse with wkx and end where the geometry ends', (t) => {
+test('WKT must parse and end where the geometry ends', (t) => {
   for (const good of [
     'POINT(1 2)',
     'POINT EMPTY',
@@ -175,13 +176,17 @@ test('unknown members are errors at any depth; read-only and expanded members ar
 });
 
 test('the canonical body: every writable member present with its default, read-only members gone', (t) => {
-  const body = parseWriteBody(Scheme, {
-    Id: 'ignored',
-    SchemeName: 'Canon',
-    Address: { Id: 'abc', AddressLine: 'dropped' },
-    Companies: [{ Id: 'link', Scheme: { Id: 'back' }, Company: { Id: 'c' }, Role: 'Developer', CreatedAt: 'x' }],
-    Notes: [{ Text: 'n' }],
-  });
+  const body = parseWriteBody(
+    Scheme,
+    {
+      Id: 'ignored',
+      SchemeName: 'Canon',
+      Address: { Id: 'abc', AddressLine: 'dropped' },
+      Companies: [{ Id: 'link', Scheme: { Id: 'back' }, Company: { Id: 'c' }, Role: 'Developer', CreatedAt: 'x' }],
+      Notes: [{ Text: 'n' }],
+    },
+    DEFAULT_GEOMETRY_LIMITS,
+  );
   t.deepEqual(body, {
     SchemeName: 'Canon',
     TotalUnits: null,

@@ -140,18 +140,24 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     }
     // A batch run again answers its finished units as they answered then (batch-journal.ts).
     const journaled = options.redelivered ? await deps.journal.load(batch.commandId) : new Map<number, Answer[]>();
-    const failed = new Set<string>();
+    /** Failed requests by id, and each group with a failed request by its name: the request to name. */
+    const failed = new Map<string, string>();
     const created = new Map<string, Created>();
     const answers: { id: string; answer: Answer }[] = [];
     const budget = new ResponseBudget(deps.readSettings.budget.maxResponseBytes ?? Number.MAX_SAFE_INTEGER);
     const readClock = new ReadClock(deps.readTimeoutMs, 'BATCH_READ_TIMEOUT_MS');
     const answer = (step: BatchStep, result: Answer) => {
       budget.spend(result);
-      if (result.status >= 400) failed.add(step.id);
+      if (result.status >= 400) {
+        failed.set(step.id, step.id);
+        if (step.atomicityGroup !== undefined && !failed.has(step.atomicityGroup))
+          failed.set(step.atomicityGroup, step.id);
+      }
       answers.push({ id: step.id, answer: result });
     };
-    /** The first failed request a step depends on (outside its own group). */
-    const failedDependencyOf = (step: BatchStep) => step.dependsOn.find((id) => failed.has(id));
+    /** The first failed request a step depends on (outside its own group), named or in a named group. */
+    const failedDependencyOf = (step: BatchStep) =>
+      step.dependsOn.map((name) => failed.get(name)).find((id) => id !== undefined);
 
     const units = unitsOf(batch.steps);
     let reported = Date.now();

@@ -6,6 +6,7 @@ import type { EventVerb } from '../../domain/events/domain-event';
 import { encodeId } from '../../domain/ids/id-codec';
 import { etagOf, ifMatchAccepts } from '../../domain/writes/entity-version';
 import type { PatchLimits } from '../../domain/writes/json-patch';
+import type { GeometryLimits } from '../../domain/writes/geometry-limits';
 import type { Row } from '../../db/commands/entity-rows';
 
 /**
@@ -19,6 +20,7 @@ export interface HandlerContext {
   command: Command;
   entity: EntityDefinition;
   patchLimits: PatchLimits;
+  geometryLimits: GeometryLimits;
 }
 
 export interface Applied {

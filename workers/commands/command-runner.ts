@@ -9,6 +9,7 @@ import { eventName, type DomainEvent } from '../../domain/events/domain-event';
 import { encodeId } from '../../domain/ids/id-codec';
 import { IDEMPOTENCY_KEY_REUSED } from '../../domain/writes/command-ids';
 import { DEFAULT_PATCH_LIMITS, type PatchLimits } from '../../domain/writes/json-patch';
+import { DEFAULT_GEOMETRY_LIMITS, type GeometryLimits } from '../../domain/writes/geometry-limits';
 import { storableText } from '../../domain/text/storable-text';
 import { findCommand, recordCommand, recordResult, type CommandLogEntry } from '../../db/commands/command-log';
 import { isRetryableDbError, translateDbError } from '../../db/commands/db-errors';
@@ -55,6 +56,8 @@ export interface CommandRunnerDeps {
   testPause?: TestPause;
   /** MAX_PATCH_OPERATIONS / MAX_PATCHED_DOCUMENT_BYTES (the API checks the count too). */
   patchLimits?: PatchLimits;
+  /** MAX_GEOMETRY_LENGTH / _VERTICES / _DEPTH: a body is checked here too, as the API checked it. */
+  geometryLimits?: GeometryLimits;
 }
 
 export interface RunOptions {
@@ -134,6 +137,7 @@ export function createCommandRunner(deps: CommandRunnerDeps): CommandRunner {
       command,
       entity,
       patchLimits: deps.patchLimits ?? DEFAULT_PATCH_LIMITS,
+      geometryLimits: deps.geometryLimits ?? DEFAULT_GEOMETRY_LIMITS,
     });
     const result = successOf(entity, applied);
     const event = eventOf(command, entity, applied);

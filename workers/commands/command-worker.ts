@@ -15,6 +15,7 @@ import { createKnex } from '../../db/knex';
 import { createLogger, type Logger } from '../../infra/logger';
 import { createQueueWorker } from '../shared/worker-process';
 import { patchLimitsOf } from '../../infra/config/patch-limits';
+import { geometryLimitsOf } from '../../infra/config/geometry-limits';
 import { HANDLERS, createCommandRunner, type TestPause } from './command-runner';
 import type { GroupOutcome } from './group-runner';
 import { OutboxPublisher } from './outbox-publisher';
@@ -110,6 +111,7 @@ export async function startCommandWorker(
       onCommitted: (events, origin) => publisher.publishSoon(events, origin),
       testPause: options.testPause,
       patchLimits: patchLimitsOf(config),
+      geometryLimits: geometryLimitsOf(config),
     }),
   );
   const readSettings = readSettingsOf({ maxTop: config.maxTop, limits: config.limits });
@@ -125,6 +127,7 @@ export async function startCommandWorker(
       onCommitted: (events, origin) => publisher.publishSoon(events, origin),
       testPause: options.testPause,
       patchLimits: patchLimitsOf(config),
+      geometryLimits: geometryLimitsOf(config),
     }),
   );
   // The GETs of batches run on connections of their own: a read sets STATEMENT_TIMEOUT_MS on its

@@ -6,7 +6,7 @@ import type { CommandHandler } from './command-handler';
 /** POST: validate the body again (the queue is a trust boundary too), insert, touch any owner. */
 export const createEntity: CommandHandler = async (ctx) => {
   const { trx, command, entity } = ctx;
-  const body = parseWriteBody(entity, command.body);
+  const body = parseWriteBody(entity, command.body, ctx.geometryLimits);
   const owners = await lockOwnersNamedBy(trx, entity, body, null);
   const written = await writeEntity(trx, entity, body, null, owners.extra);
   await touchOwners(trx, owners.owners);

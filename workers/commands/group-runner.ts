@@ -12,6 +12,7 @@ import type { DomainEvent } from '../../domain/events/domain-event';
 import { writeAnswer, type Answer, type WriteMethod } from '../../domain/responses/answer';
 import { storableText } from '../../domain/text/storable-text';
 import { DEFAULT_PATCH_LIMITS, type PatchLimits } from '../../domain/writes/json-patch';
+import { DEFAULT_GEOMETRY_LIMITS, type GeometryLimits } from '../../domain/writes/geometry-limits';
 import { findCommand, recordCommand, recordResult, type LoggedCommand } from '../../db/commands/command-log';
 import { isRetryableDbError, translateDbError } from '../../db/commands/db-errors';
 import { readOperation, type ReadSettings } from '../../db/query/read-operation';
@@ -78,6 +79,7 @@ export interface GroupRunnerDeps {
   onCommitted(events: DomainEvent[], origin: WriteOrigin | undefined): void;
   testPause?: TestPause;
   patchLimits?: PatchLimits;
+  geometryLimits?: GeometryLimits;
 }
 
 /** Thrown inside the transaction: request `index` failed, so the group rolls back. */
@@ -126,6 +128,7 @@ export function createdByGroup(steps: readonly BatchStep[], results: readonly Gr
 
 export function createGroupRunner(deps: GroupRunnerDeps) {
   const patchLimits = deps.patchLimits ?? DEFAULT_PATCH_LIMITS;
+  const geometryLimits = deps.geometryLimits ?? DEFAULT_GEOMETRY_LIMITS;
 
   async function applyStep(
     trx: Knex.Transaction,
@@ -155,7 +158,7 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
     const entity = entityByName(command.entity);
     let result: Success;
     try {
-      const done = await HANDLERS[command.name]({ trx, command, entity, patchLimits });
+      const done = await HANDLERS[command.name]({ trx, command, entity, patchLimits, geometryLimits });
       result = successOf(entity, done);
       applied.events.push(eventOf(command, entity, done));
     } catch (err) {

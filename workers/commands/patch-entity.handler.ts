@@ -19,7 +19,7 @@ export const patchEntity: CommandHandler = async (ctx) => {
       const document = await readPatchableDocument(trx, entity, key, topLevelMembers(operations, 'read'));
       if (!document) throw rowNotFound(entity, key);
       const patched = applyPatch(entity, document, operations, ctx.patchLimits);
-      return parseWriteBody(entity, patched, key);
+      return parseWriteBody(entity, patched, ctx.geometryLimits, key);
     },
     topLevelMembers(operations, 'changed'),
   );
