@@ -52,6 +52,21 @@ interface Batch {
   joined: Buffer;
 }
 
+/** What a stream may go on for: its token's lifetime, and whether its caller still holds a role. */
+export interface StreamAccess {
+  /** When the token expires (ms since the epoch); absent: no token to outlive (mock mode). */
+  expiresAt?: number;
+  /** Does the caller still hold a role GET /Changes needs? Absent: roles cannot change (mock mode). */
+  stillAllowed?: () => Promise<boolean>;
+}
+
+/** The last words of a stream whose token expired, and of one whose caller lost the role. */
+export const TOKEN_EXPIRED = 'token expired; reconnect with a fresh token and Last-Event-ID';
+export const ROLE_REVOKED = 'role revoked: this caller no longer holds User or Admin; the stream ends';
+
+/** setTimeout's longest wait; a later expiry is waited for in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** One open GET /Changes stream. */
 export class ChangeStream {
   /** Id of the last event written (or skipped as already known). */
@@ -59,13 +74,29 @@ export class ChangeStream {
   live = false;
   closed = false;
   private readonly closeWaiters = new Set<() => void>();
+  private expiry?: NodeJS.Timeout;
 
   constructor(
     readonly res: Response,
     readonly subject: string,
     private readonly hub: ChangeHub,
+    readonly access: StreamAccess = {},
   ) {
     res.once('close', () => this.onClose());
+  }
+
+  /** Ends the stream the moment its token expires (at once if it has): nothing is written after it. */
+  endAtExpiry(): void {
+    const at = this.access.expiresAt;
+    if (at === undefined || this.closed) return;
+    const wait = at - Date.now();
+    if (wait <= 0) {
+      this.hub.countEnded('expired');
+      this.end(TOKEN_EXPIRED);
+      return;
+    }
+    this.expiry = setTimeout(() => this.endAtExpiry(), Math.min(wait, MAX_TIMER_MS));
+    this.expiry.unref();
   }
 
   /** Writes catch-up rows (history); false when the client should be waited for (`drained`). */
@@ -144,6 +175,7 @@ export class ChangeStream {
 
   private onClose(): void {
     if (this.closed) return;
+    clearTimeout(this.expiry);
     this.closed = true;
     this.live = false;
     this.hub.forget(this);
@@ -179,6 +211,7 @@ export class ChangeHub {
     this.timers.push(
       setInterval(() => this.poll(), this.deps.pollMs),
       setInterval(() => this.streams.forEach((stream) => stream.heartbeat()), this.deps.heartbeatMs),
+      setInterval(() => void this.recheckRoles(), this.deps.roleRecheckMs),
     );
     this.timers.forEach((timer) => timer.unref());
     void this.connect();
@@ -203,10 +236,10 @@ export class ChangeHub {
   }
 
   /** A new stream, counted against the limits; or why not. */
-  open(res: Response, subject: string): ChangeStream | OpenRefusal {
+  open(res: Response, subject: string, access: StreamAccess = {}): ChangeStream | OpenRefusal {
     const refused = this.refusal(subject);
     if (refused) return refused;
-    const stream = new ChangeStream(res, subject, this);
+    const stream = new ChangeStream(res, subject, this, access);
     this.streams.add(stream);
     this.perSubject.set(subject, (this.perSubject.get(subject) ?? 0) + 1);
     return stream;
@@ -231,6 +264,33 @@ export class ChangeHub {
     );
     stream.end(
       `dropped: this stream fell more than ${this.deps.maxBufferBytes} bytes behind (CHANGES_MAX_BUFFER_BYTES); reconnect with Last-Event-ID to resume`,
+    );
+  }
+
+  countEnded(reason: 'expired' | 'revoked'): void {
+    this.metrics?.dropped.inc({ reason });
+  }
+
+  /**
+   * Every CHANGES_ROLE_RECHECK_MS: each stream's caller is asked again whether it holds a role
+   * (grants can be revoked while a stream is open); one that lost it gets a last comment. A check
+   * that cannot be answered (the database is down) keeps the stream: the next one decides.
+   */
+  async recheckRoles(): Promise<void> {
+    await Promise.all(
+      [...this.streams].map(async (stream) => {
+        if (!stream.access.stillAllowed) return;
+        try {
+          if (await stream.access.stillAllowed()) return;
+        } catch (err) {
+          this.deps.logger.warn({ err: (err as Error).message }, 'change stream: the role re-check failed');
+          return;
+        }
+        if (stream.closed) return;
+        this.countEnded('revoked');
+        stream.res.req.log?.info({ subject: stream.subject }, 'change stream ended: the caller lost its role');
+        stream.end(ROLE_REVOKED);
+      }),
     );
   }
 

@@ -267,6 +267,10 @@ export const ENVIRONMENT = {
     default: 1024 * 1024,
     desc: 'GET /Changes: bytes a stream may have waiting for its client before it is dropped (a slow listener)',
   }),
+  CHANGES_ROLE_RECHECK_MS: positive({
+    default: 60_000,
+    desc: 'GET /Changes: every open stream’s caller is checked again this often (the service’s role grants can be revoked); a stream whose caller lost User and Admin ends with a last comment',
+  }),
   BULL_BOARD_READ_ONLY: bool({ default: true, desc: 'Bull Board shows but refuses its actions; `false` allows them' }),
   BULL_BOARD_OIDC_ISSUER: str({
     default: '',

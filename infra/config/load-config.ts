@@ -86,6 +86,8 @@ export interface AppConfig {
     maxBufferBytes: number;
     /** A stream with bytes waiting whose client takes none for this long is dropped (CHANGES_STALL_MS). */
     stallMs: number;
+    /** Each open stream's caller is checked again this often (CHANGES_ROLE_RECHECK_MS). */
+    roleRecheckMs: number;
   };
   /** Interface the API listens on: 127.0.0.1 whenever mock authentication is on (DESIGN §13). */
   listenHost: string;
@@ -229,6 +231,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxPerSubject: e.CHANGES_MAX_LISTENERS_PER_SUBJECT,
       maxBufferBytes: e.CHANGES_MAX_BUFFER_BYTES,
       stallMs: e.CHANGES_STALL_MS,
+      roleRecheckMs: e.CHANGES_ROLE_RECHECK_MS,
     },
     batch: { maxRequests: e.BATCH_MAX_REQUESTS, maxBytes: e.BATCH_MAX_BYTES, timeoutMs: e.BATCH_TIMEOUT_MS },
     listenHost: e.LISTEN_HOST || (mock ? '127.0.0.1' : '0.0.0.0'),
