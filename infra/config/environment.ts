@@ -333,6 +333,14 @@ export const ENVIRONMENT = {
     default: 16,
     desc: 'webhook deliveries one notification worker process makes at once',
   }),
+  WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: positive({
+    default: 2,
+    desc: 'webhook deliveries to one subscription one notification worker process makes at once: a slow receiver cannot hold the other subscriptions’ slots',
+  }),
+  WEBHOOK_SLOW_LANE_CONCURRENCY: positive({
+    default: 4,
+    desc: 'webhook deliveries at once, per process, to subscriptions whose last attempt failed or took over 1 s, and retries (one at a time per subscription); at most WEBHOOK_CONCURRENCY − 1',
+  }),
   WEBHOOK_MAX_SUBSCRIPTIONS: positive({ default: 100, desc: 'webhook subscriptions in all (409 beyond)' }),
   WEBHOOK_MAX_EVENT_PATTERNS: positive({ default: 50, desc: '`Events` entries of one subscription (400)' }),
   WEBHOOK_MAX_URL_LENGTH: positive({ default: 2048, desc: 'characters of a subscription `Url` (400)' }),

@@ -112,6 +112,10 @@ export interface WebhooksConfig {
   retrySchedule: number[];
   timeoutMs: number;
   concurrency: number;
+  /** WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: deliveries to one subscription at once, per process. */
+  concurrencyPerSubscription: number;
+  /** WEBHOOK_SLOW_LANE_CONCURRENCY (below WEBHOOK_CONCURRENCY): failing or slow subscriptions' deliveries at once. */
+  slowLaneConcurrency: number;
   maxSubscriptions: number;
   limits: SubscriptionLimits;
 }
@@ -250,6 +254,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retrySchedule: parseRetrySchedule(e.WEBHOOK_RETRY_SCHEDULE),
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       concurrency: e.WEBHOOK_CONCURRENCY,
+      concurrencyPerSubscription: e.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION,
+      // The slow lane leaves a slot to the healthy subscriptions whenever there are two or more.
+      slowLaneConcurrency: Math.max(1, Math.min(e.WEBHOOK_SLOW_LANE_CONCURRENCY, e.WEBHOOK_CONCURRENCY - 1)),
       maxSubscriptions: e.WEBHOOK_MAX_SUBSCRIPTIONS,
       limits: {
         maxUrlLength: e.WEBHOOK_MAX_URL_LENGTH,

@@ -1,0 +1,76 @@
+/**
+ * Fair shares of one notification worker's delivery slots (WEBHOOK_CONCURRENCY) between
+ * subscriptions (issue 24, finding 6): without them one receiver that answers slowly, or not at all,
+ * ends up holding every slot and every other subscription's deliveries wait behind it.
+ *
+ * - A subscription has at most `perSubscription` deliveries running at once
+ *   (WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION).
+ * - A subscription whose last attempt failed or took longer than `slowMs`, and every retry, is in
+ *   the slow lane: one delivery at a time for it, and at most `slowLane` for all such subscriptions
+ *   together (WEBHOOK_SLOW_LANE_CONCURRENCY, below WEBHOOK_CONCURRENCY). A delivered attempt that
+ *   was quick takes it out again.
+ *
+ * So the healthy subscriptions always have WEBHOOK_CONCURRENCY − slow lane − the per-subscription
+ * share of each receiver not yet known to be slow. A delivery that finds no place is not run: the
+ * worker puts the job back for a moment (nothing is attempted, the retry schedule is untouched).
+ * The counts are this process's: each worker process shares out its own slots.
+ */
+
+export interface LaneSettings {
+  perSubscription: number;
+  slowLane: number;
+  /** An attempt that took longer than this puts its subscription in the slow lane. */
+  slowMs: number;
+}
+
+/** An attempt slower than this puts its subscription in the slow lane: the delay issue 24 allows another. */
+export const SLOW_DELIVERY_MS = 1000;
+
+/** Subscriptions remembered as slow, at most (the oldest is forgotten first). */
+const MAX_REMEMBERED = 10_000;
+
+export class DeliveryLanes {
+  private readonly running = new Map<number, number>();
+  private readonly slow = new Set<number>();
+  private slowRunning = 0;
+
+  constructor(readonly settings: LaneSettings) {}
+
+  /** Is this subscription in the slow lane now (a retry always is)? */
+  isSlow(subscriptionId: number, retry: boolean): boolean {
+    return retry || this.slow.has(subscriptionId);
+  }
+
+  /**
+   * A place for one delivery to `subscriptionId`, or null when its share is taken; the place is
+   * given back by calling what is returned (once).
+   */
+  enter(subscriptionId: number, retry: boolean): (() => void) | null {
+    const slow = this.isSlow(subscriptionId, retry);
+    const running = this.running.get(subscriptionId) ?? 0;
+    if (running >= (slow ? 1 : this.settings.perSubscription)) return null;
+    if (slow && this.slowRunning >= this.settings.slowLane) return null;
+    this.running.set(subscriptionId, running + 1);
+    if (slow) this.slowRunning++;
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      const now = (this.running.get(subscriptionId) ?? 1) - 1;
+      if (now > 0) this.running.set(subscriptionId, now);
+      else this.running.delete(subscriptionId);
+      if (slow) this.slowRunning--;
+    };
+  }
+
+  /** What an attempt showed of its receiver: quick and delivered, or not. */
+  settle(subscriptionId: number, outcome: { delivered: boolean; durationMs: number }): void {
+    if (outcome.delivered && outcome.durationMs <= this.settings.slowMs) {
+      this.slow.delete(subscriptionId);
+      return;
+    }
+    this.slow.delete(subscriptionId);
+    this.slow.add(subscriptionId);
+    if (this.slow.size > MAX_REMEMBERED) this.slow.delete(this.slow.values().next().value!);
+  }
+}
