@@ -5,10 +5,10 @@
  *
  * - A subscription has at most `perSubscription` deliveries running at once
  *   (WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION).
- * - A subscription whose last attempt failed or took longer than `slowMs`, and every retry, is in
- *   the slow lane: one delivery at a time for it, and at most `slowLane` for all such subscriptions
- *   together (WEBHOOK_SLOW_LANE_CONCURRENCY, below WEBHOOK_CONCURRENCY). A delivered attempt that
- *   was quick takes it out again.
+ * - A subscription whose last attempt failed or took longer than `slowMs`, or with a delivery
+ *   running longer than that, and every retry, is in the slow lane: one delivery at a time for it,
+ *   and at most `slowLane` for all such subscriptions together (WEBHOOK_SLOW_LANE_CONCURRENCY,
+ *   below WEBHOOK_CONCURRENCY). A delivered attempt that was quick takes it out again.
  *
  * So the healthy subscriptions always have WEBHOOK_CONCURRENCY − slow lane − the per-subscription
  * share of each receiver not yet known to be slow. A delivery that finds no place is not run: the
@@ -29,16 +29,31 @@ export const SLOW_DELIVERY_MS = 1000;
 /** Subscriptions remembered as slow, at most (the oldest is forgotten first). */
 const MAX_REMEMBERED = 10_000;
 
+interface InFlight {
+  startedAt: number;
+  slow: boolean;
+}
+
 export class DeliveryLanes {
-  private readonly running = new Map<number, number>();
+  private readonly inFlight = new Map<number, Set<InFlight>>();
   private readonly slow = new Set<number>();
   private slowRunning = 0;
 
-  constructor(readonly settings: LaneSettings) {}
+  constructor(
+    readonly settings: LaneSettings,
+    private readonly now: () => number = Date.now,
+  ) {}
 
-  /** Is this subscription in the slow lane now (a retry always is)? */
+  /**
+   * Is this subscription in the slow lane now? A retry always is; so is a subscription whose last
+   * attempt failed or was slow, or one with a delivery running longer than `slowMs` already (known
+   * slow before its first attempt ends).
+   */
   isSlow(subscriptionId: number, retry: boolean): boolean {
-    return retry || this.slow.has(subscriptionId);
+    if (retry || this.slow.has(subscriptionId)) return true;
+    const since = this.now() - this.settings.slowMs;
+    for (const delivery of this.inFlight.get(subscriptionId) ?? []) if (delivery.startedAt < since) return true;
+    return false;
   }
 
   /**
@@ -47,19 +62,17 @@ export class DeliveryLanes {
    */
   enter(subscriptionId: number, retry: boolean): (() => void) | null {
     const slow = this.isSlow(subscriptionId, retry);
-    const running = this.running.get(subscriptionId) ?? 0;
-    if (running >= (slow ? 1 : this.settings.perSubscription)) return null;
+    const running = this.inFlight.get(subscriptionId) ?? new Set<InFlight>();
+    if (running.size >= (slow ? 1 : this.settings.perSubscription)) return null;
     if (slow && this.slowRunning >= this.settings.slowLane) return null;
-    this.running.set(subscriptionId, running + 1);
+    const delivery = { startedAt: this.now(), slow };
+    running.add(delivery);
+    this.inFlight.set(subscriptionId, running);
     if (slow) this.slowRunning++;
-    let left = false;
     return () => {
-      if (left) return;
-      left = true;
-      const now = (this.running.get(subscriptionId) ?? 1) - 1;
-      if (now > 0) this.running.set(subscriptionId, now);
-      else this.running.delete(subscriptionId);
-      if (slow) this.slowRunning--;
+      if (!running.delete(delivery)) return;
+      if (running.size === 0 && this.inFlight.get(subscriptionId) === running) this.inFlight.delete(subscriptionId);
+      if (delivery.slow) this.slowRunning--;
     };
   }
 

@@ -60,8 +60,10 @@ interface JobEntry {
   FailedReason: string | null;
 }
 
-async function webhookJob(id: string): Promise<JobEntry> {
+/** The job as /Jobs shows it; undefined while the dispatcher has not added it yet. */
+async function webhookJob(id: string): Promise<JobEntry | undefined> {
   const res = await stack.get(`/Jobs/webhooks/${encodeURIComponent(id)}`);
+  if (res.status === 404) return undefined;
   if (res.status !== 200) throw new Error(res.text);
   return res.body as JobEntry;
 }
@@ -143,7 +145,7 @@ test.serial(
     const jobId = await jobIdOf(marketId, id);
     const job = await waitFor(async () => {
       const entry = await webhookJob(jobId);
-      return ['completed', 'failed'].includes(entry.State) ? entry : undefined;
+      return entry && ['completed', 'failed'].includes(entry.State) ? entry : undefined;
     }, 20_000);
     t.like(job, { State: 'completed', Attempts: 1, FailedReason: null });
     const queue = testQueue(stack.config, QUEUE.webhooks);
@@ -167,7 +169,7 @@ test.serial(
     const jobId = await jobIdOf(portfolioId, await subscriptionRow(hook.url));
     const job = await waitFor(async () => {
       const entry = await webhookJob(jobId);
-      return entry.State === 'failed' ? entry : undefined;
+      return entry?.State === 'failed' ? entry : undefined;
     }, 30_000);
     t.is(job.Attempts, SCHEDULE.length + 1);
     t.notRegex(job.FailedReason ?? '', SQL);

@@ -29,6 +29,20 @@ test('a subscription gets at most its share; a retry or a slow one goes one at a
   t.true(lanes.isSlow(6, true), 'a retry is always in the slow lane');
 });
 
+test('a delivery running longer than slowMs puts its subscription in the slow lane before it ends', (t) => {
+  let now = 0;
+  const lanes = new DeliveryLanes(SETTINGS, () => now);
+  const held = lanes.enter(7, false);
+  t.truthy(held);
+  now = 500;
+  t.false(lanes.isSlow(7, false));
+  now = 1500;
+  t.true(lanes.isSlow(7, false), 'held past slowMs');
+  t.is(lanes.enter(7, false), null, 'one at a time now, and it has one running');
+  held!();
+  t.false(lanes.isSlow(7, false), 'nothing running and no attempt settled: not slow');
+});
+
 test('the slow lane as a whole is bounded: healthy subscriptions keep the other slots', (t) => {
   const lanes = new DeliveryLanes(SETTINGS);
   const slow = [10, 11, 12, 13].map((id) => lanes.enter(id, true));
