@@ -151,7 +151,7 @@ export function createApp(deps: AppDeps): Express {
       stallMs: limits.exportStallMs,
     }),
   );
-  app.use(changesRoutes({ knex: deps.knex, hub: deps.changes, grants }));
+  app.use(changesRoutes({ knex: deps.knex, hub: deps.changes }));
   app.use(requireDefaultPolicy);
   app.use(commandRoutes({ knex: deps.knex, commandBus: deps.commandBus }));
   app.use(

@@ -2,6 +2,8 @@ import type { Response } from 'express';
 import type { Knex } from 'knex';
 import { listenForActivities, type ActivityListener } from '../../db/activities/activity-listener';
 import { activitiesAfter, latestActivityId, type FeedRow } from '../../db/activities/activity-feed';
+import { grantedRolesOf } from '../../db/roles/role-assignments';
+import { POLICY, mergeRoles, policyAllows, type RoleName } from '../../domain/auth/roles';
 import { encodeId } from '../../domain/ids/id-codec';
 import type { AppConfig } from '../../infra/config/load-config';
 import type { Logger } from '../../infra/logger';
@@ -52,17 +54,23 @@ interface Batch {
   joined: Buffer;
 }
 
-/** What a stream may go on for: its token's lifetime, and whether its caller still holds a role. */
+/** What a stream may go on for: its token's lifetime, and the roles its caller holds. */
 export interface StreamAccess {
   /** When the token expires (ms since the epoch); absent: no token to outlive (mock mode). */
   expiresAt?: number;
-  /** Does the caller still hold a role GET /Changes needs? Absent: roles cannot change (mock mode). */
-  stillAllowed?: () => Promise<boolean>;
+  /**
+   * The roles the token claims, merged with the service's grants at each re-check; absent: the
+   * roles cannot change (mock mode, AUTH_MOCK_ROLE).
+   */
+  tokenRoles?: readonly RoleName[];
 }
 
 /** The last words of a stream whose token expired, and of one whose caller lost the role. */
 export const TOKEN_EXPIRED = 'token expired; reconnect with a fresh token and Last-Event-ID';
 export const ROLE_REVOKED = 'role revoked: this caller no longer holds User or Admin; the stream ends';
+
+/** Subjects whose grants one re-check statement reads. */
+const RECHECK_SUBJECTS_PER_QUERY = 1000;
 
 /** setTimeout's longest wait; a later expiry is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -273,25 +281,31 @@ export class ChangeHub {
 
   /**
    * Every CHANGES_ROLE_RECHECK_MS: each stream's caller is asked again whether it holds a role
-   * (grants can be revoked while a stream is open); one that lost it gets a last comment. A check
-   * that cannot be answered (the database is down) keeps the stream: the next one decides.
+   * (grants can be revoked while a stream is open, through any API process); one that lost it gets
+   * a last comment. The grants of every subject with a stream are read in one statement per
+   * RECHECK_SUBJECTS_PER_QUERY subjects, not one per stream. A check that cannot be answered (the
+   * database is down) keeps the streams: the next one decides.
    */
   async recheckRoles(): Promise<void> {
-    await Promise.all(
-      [...this.streams].map(async (stream) => {
-        if (!stream.access.stillAllowed) return;
-        try {
-          if (await stream.access.stillAllowed()) return;
-        } catch (err) {
-          this.deps.logger.warn({ err: (err as Error).message }, 'change stream: the role re-check failed');
-          return;
-        }
-        if (stream.closed) return;
-        this.countEnded('revoked');
-        stream.res.req.log?.info({ subject: stream.subject }, 'change stream ended: the caller lost its role');
-        stream.end(ROLE_REVOKED);
-      }),
-    );
+    const checked = [...this.streams].filter((stream) => stream.access.tokenRoles !== undefined);
+    const subjects = [...new Set(checked.map((stream) => stream.subject))];
+    const granted = new Map<string, RoleName[]>();
+    try {
+      for (let i = 0; i < subjects.length; i += RECHECK_SUBJECTS_PER_QUERY) {
+        const some = await grantedRolesOf(this.deps.knex, subjects.slice(i, i + RECHECK_SUBJECTS_PER_QUERY));
+        some.forEach((roles, subject) => granted.set(subject, roles));
+      }
+    } catch (err) {
+      this.deps.logger.warn({ err: (err as Error).message }, 'change streams: the role re-check failed');
+      return;
+    }
+    for (const stream of checked) {
+      const roles = mergeRoles(stream.access.tokenRoles!, granted.get(stream.subject) ?? []);
+      if (stream.closed || policyAllows(POLICY.default, roles)) continue;
+      this.countEnded('revoked');
+      stream.res.req.log?.info({ subject: stream.subject }, 'change stream ended: the caller lost its role');
+      stream.end(ROLE_REVOKED);
+    }
   }
 
   /** A stream whose client took no byte for CHANGES_STALL_MS (api/limits/stall-guard.ts destroys it). */

@@ -5,8 +5,6 @@ import { badRequest, notAcceptable, tooManyRequests, unavailable } from '../../d
 import { decodeId } from '../../domain/ids/id-codec';
 import { requireDefaultPolicy } from '../auth/require-role';
 import { callerOf, type Caller } from '../auth/caller';
-import type { RoleGrants } from '../auth/role-grants';
-import { POLICY, mergeRoles, policyAllows } from '../../domain/auth/roles';
 import { dropWhenStalled } from '../limits/stall-guard';
 import {
   FEED_PAGE_ROWS,
@@ -77,23 +75,18 @@ function refuse(hub: ChangeHub, refusal: OpenRefusal | undefined): void {
 export interface ChangesRouteDeps {
   knex: Knex;
   hub: ChangeHub;
-  grants: RoleGrants;
 }
 
 /**
  * How long the caller's stream may go on: to the token's `exp`, and while the token's roles merged
- * with the service's grants (looked up again at each re-check) still pass the default policy. A
+ * with the service's grants (read again at each re-check) still pass the default policy. A
  * mock-mode caller has neither: no token expires, and its role is fixed by AUTH_MOCK_ROLE.
  */
-function accessOf(caller: Caller, grants: RoleGrants): StreamAccess {
-  const { subject, tokenRoles, expiresAt } = caller;
+function accessOf(caller: Caller): StreamAccess {
+  const { tokenRoles, expiresAt } = caller;
   return {
     ...(expiresAt === undefined ? {} : { expiresAt }),
-    ...(tokenRoles === undefined
-      ? {}
-      : {
-          stillAllowed: async () => policyAllows(POLICY.default, mergeRoles(tokenRoles, await grants.rolesOf(subject))),
-        }),
+    ...(tokenRoles === undefined ? {} : { tokenRoles }),
   };
 }
 
@@ -126,7 +119,7 @@ export function changesRoutes(deps: ChangesRouteDeps): Router {
     const firstPage = resume === null ? [] : await activitiesAfter(deps.knex, resume, FEED_PAGE_ROWS);
     // A client gone while the page was read: its close has passed, so no stream is opened for it.
     if (req.socket.destroyed || res.destroyed) return;
-    const stream = hub.open(res, subject, accessOf(caller, deps.grants));
+    const stream = hub.open(res, subject, accessOf(caller));
     if (typeof stream === 'string') return refuse(hub, stream);
     res.status(200);
     res.setHeader('Content-Type', `${EVENT_STREAM}; charset=utf-8`);
