@@ -34,8 +34,12 @@ interface InFlight {
   slow: boolean;
 }
 
+/** A healthy subscription's delivery waiting for one of its places: handed it when one frees. */
+type Waiter = (leave: () => void) => void;
+
 export class DeliveryLanes {
   private readonly inFlight = new Map<number, Set<InFlight>>();
+  private readonly waiters = new Map<number, Waiter[]>();
   private readonly slow = new Set<number>();
   private slowRunning = 0;
 
@@ -73,7 +77,45 @@ export class DeliveryLanes {
       if (!running.delete(delivery)) return;
       if (running.size === 0 && this.inFlight.get(subscriptionId) === running) this.inFlight.delete(subscriptionId);
       if (delivery.slow) this.slowRunning--;
+      this.wake(subscriptionId);
     };
+  }
+
+  /**
+   * Like `enter`, but a delivery to a subscription that is not slow waits up to `waitMs` for one of
+   * its places to come free: a burst to a quick receiver goes through at its pace instead of being
+   * put back. The wait is bounded, so a receiver that turns slow holds the waiting slots no longer
+   * than that; a slow subscription's delivery never waits.
+   */
+  enterWithin(subscriptionId: number, retry: boolean, waitMs: number): Promise<(() => void) | null> {
+    const place = this.enter(subscriptionId, retry);
+    if (place || waitMs <= 0 || this.isSlow(subscriptionId, retry)) return Promise.resolve(place);
+    return new Promise((resolve) => {
+      const queue = this.waiters.get(subscriptionId) ?? [];
+      const waiter: Waiter = (leave) => {
+        clearTimeout(timer);
+        resolve(leave);
+      };
+      const timer = setTimeout(() => {
+        const at = queue.indexOf(waiter);
+        if (at >= 0) queue.splice(at, 1);
+        if (queue.length === 0 && this.waiters.get(subscriptionId) === queue) this.waiters.delete(subscriptionId);
+        resolve(null);
+      }, waitMs);
+      queue.push(waiter);
+      this.waiters.set(subscriptionId, queue);
+    });
+  }
+
+  /** A place of `subscriptionId` came free: the first delivery waiting for one takes it. */
+  private wake(subscriptionId: number): void {
+    const queue = this.waiters.get(subscriptionId);
+    if (!queue?.length) return;
+    const place = this.enter(subscriptionId, false);
+    if (!place) return;
+    const first = queue.shift()!;
+    if (queue.length === 0) this.waiters.delete(subscriptionId);
+    first(place);
   }
 
   /** What an attempt showed of its receiver: quick and delivered, or not. */

@@ -43,6 +43,25 @@ test('a delivery running longer than slowMs puts its subscription in the slow la
   t.false(lanes.isSlow(7, false), 'nothing running and no attempt settled: not slow');
 });
 
+test('a healthy subscription’s delivery waits a bounded time for its place; a slow one never waits', async (t) => {
+  const lanes = new DeliveryLanes(SETTINGS);
+  const first = lanes.enter(1, false)!;
+  lanes.enter(1, false);
+  const waiting = lanes.enterWithin(1, false, 5_000);
+  first();
+  const place = await waiting;
+  t.truthy(place, 'handed the place that came free');
+  t.is(await lanes.enterWithin(1, false, 20), null, 'none came free in time');
+  place!();
+  t.truthy(await lanes.enterWithin(1, false, 20), 'a freed place is taken at once');
+
+  lanes.settle(2, { delivered: false, durationMs: 5 });
+  lanes.enter(2, false);
+  const started = Date.now();
+  t.is(await lanes.enterWithin(2, false, 5_000), null);
+  t.true(Date.now() - started < 1000, 'a slow subscription is put back, not kept waiting');
+});
+
 test('the slow lane as a whole is bounded: healthy subscriptions keep the other slots', (t) => {
   const lanes = new DeliveryLanes(SETTINGS);
   const slow = [10, 11, 12, 13].map((id) => lanes.enter(id, true));

@@ -23,8 +23,9 @@ type DeliveryResult = { delivered: true; statusCode: number | null; attempt: num
  * does one deleted while its attempt was under way (not retried).
  *
  * A delivery runs only when its subscription's lane has a place (domain/webhooks/delivery-lanes.ts);
- * otherwise the job is put back for about BUSY_WAIT_MS, which is no attempt: its slot goes to
- * another subscription's delivery at once.
+ * a healthy subscription's delivery waits for one up to PLACE_WAIT_MS (a burst to a quick receiver
+ * goes at its pace); otherwise the job is put back for about BUSY_WAIT_MS, which is no attempt: its
+ * slot goes to another subscription's delivery.
  */
 export function webhookDeliveryHandler(deps: {
   knex: Knex;
@@ -34,7 +35,7 @@ export function webhookDeliveryHandler(deps: {
 }) {
   return async (job: Job<WebhookDeliveryData>, token?: string): Promise<DeliveryResult> => {
     const { subscriptionId } = job.data;
-    const leave = deps.lanes.enter(subscriptionId, job.attemptsMade > 0);
+    const leave = await deps.lanes.enterWithin(subscriptionId, job.attemptsMade > 0, PLACE_WAIT_MS);
     if (!leave) {
       // Jittered, so the jobs of one busy subscription do not come back all at once.
       await job.moveToDelayed(Date.now() + BUSY_WAIT_MS * (0.75 + Math.random() / 2), token);
@@ -50,6 +51,8 @@ export function webhookDeliveryHandler(deps: {
 
 /** How long a delivery whose subscription's lane is full is put back for, about. */
 const BUSY_WAIT_MS = 1000;
+/** How long a healthy subscription's delivery waits in the worker for one of its places first. */
+const PLACE_WAIT_MS = 250;
 
 async function deliver(
   deps: { knex: Knex; config: WebhooksConfig; logger: Logger; lanes: DeliveryLanes },
