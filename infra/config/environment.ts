@@ -334,7 +334,7 @@ export const ENVIRONMENT = {
     desc: 'webhook deliveries one notification worker process makes at once',
   }),
   WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: positive({
-    default: 2,
+    default: 4,
     desc: 'webhook deliveries to one subscription one notification worker process makes at once: a slow receiver cannot hold the other subscriptions’ slots',
   }),
   WEBHOOK_SLOW_LANE_CONCURRENCY: positive({
