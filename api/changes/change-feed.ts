@@ -206,6 +206,7 @@ export class ChangeHub {
   private backoffMs = 100;
   private reading = false;
   private readAgain = false;
+  private rechecking = false;
   private closed = false;
   private readonly timers: NodeJS.Timeout[] = [];
 
@@ -287,6 +288,17 @@ export class ChangeHub {
    * database is down) keeps the streams: the next one decides.
    */
   async recheckRoles(): Promise<void> {
+    // One re-check at a time: a slow database does not pile them up.
+    if (this.rechecking) return;
+    this.rechecking = true;
+    try {
+      await this.recheckEachStream();
+    } finally {
+      this.rechecking = false;
+    }
+  }
+
+  private async recheckEachStream(): Promise<void> {
     const checked = [...this.streams].filter((stream) => stream.access.tokenRoles !== undefined);
     const subjects = [...new Set(checked.map((stream) => stream.subject))];
     const granted = new Map<string, RoleName[]>();

@@ -11,7 +11,8 @@
  *   below WEBHOOK_CONCURRENCY). A delivered attempt that was quick takes it out again.
  *
  * So the healthy subscriptions always have WEBHOOK_CONCURRENCY − slow lane − the per-subscription
- * share of each receiver not yet known to be slow. A delivery that finds no place is not run: the
+ * share of each receiver not yet known to be slow. A delivery that finds no place waits a bounded
+ * time for one if its subscription is healthy (`enterWithin`); otherwise it is not run and the
  * worker puts the job back for a moment (nothing is attempted, the retry schedule is untouched).
  * The counts are this process's: each worker process shares out its own slots.
  */
