@@ -35,11 +35,11 @@ export TEST_TEMPLATE_DATABASE_URL="$DATABASE_URL"
 # (pg_ctl may be a symlink on PATH: its real directory also holds pg_basebackup and psql.)
 if PG_BIN=${PG_BIN:-$(find_pg_bin)}; then TEST_PG_BIN=$(dirname "$(readlink -f "$PG_BIN/pg_ctl")"); export TEST_PG_BIN; fi
 npx ava "$@"
-# The whole suite (no arguments) then runs the write, event, /Jobs and webhook delivery suites again with every stack
+# The whole suite (no arguments) then runs the write, event, /Jobs and webhook delivery (and fairness) suites again with every stack
 # on a three-node Redis Cluster of its own (TEST_ON_REDIS_CLUSTER, test/support/stack.ts; DESIGN §14).
 # writes-unavailable cuts one Redis's connection through a proxy: one server only.
 if [ "$#" -eq 0 ]; then
   echo "[test] the write, event, /Jobs and webhook delivery suites on a Redis Cluster…" >&2
-  mapfile -t on_cluster < <(ls dist/test/integration/{writes-*,events-e2e,jobs,webhooks-delivery}.test.js | grep -v writes-unavailable)
+  mapfile -t on_cluster < <(ls dist/test/integration/{writes-*,events-e2e,jobs,webhooks-delivery,webhooks-fairness}.test.js | grep -v writes-unavailable)
   TEST_ON_REDIS_CLUSTER=1 npx ava "${on_cluster[@]}"
 fi

@@ -82,7 +82,13 @@ export function authenticate(config: AuthConfig, grants: RoleGrants): RequestHan
       }
       const claimed = rolesInClaim(claimAt(payload, config.rolesClaim));
       grants.rolesOf(subject).then((granted) => {
-        req.caller = { subject, roles: mergeRoles(claimed, granted) };
+        req.caller = {
+          subject,
+          roles: mergeRoles(claimed, granted),
+          tokenRoles: claimed,
+          // The verifier refuses a token without a numeric `exp`.
+          ...(typeof payload.exp === 'number' ? { expiresAt: payload.exp * 1000 } : {}),
+        };
         next();
       }, next);
     });

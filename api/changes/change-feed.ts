@@ -2,6 +2,8 @@ import type { Response } from 'express';
 import type { Knex } from 'knex';
 import { listenForActivities, type ActivityListener } from '../../db/activities/activity-listener';
 import { activitiesAfter, latestActivityId, type FeedRow } from '../../db/activities/activity-feed';
+import { grantedRolesOf } from '../../db/roles/role-assignments';
+import { POLICY, mergeRoles, policyAllows, type RoleName } from '../../domain/auth/roles';
 import { encodeId } from '../../domain/ids/id-codec';
 import type { AppConfig } from '../../infra/config/load-config';
 import type { Logger } from '../../infra/logger';
@@ -52,6 +54,27 @@ interface Batch {
   joined: Buffer;
 }
 
+/** What a stream may go on for: its token's lifetime, and the roles its caller holds. */
+export interface StreamAccess {
+  /** When the token expires (ms since the epoch); absent: no token to outlive (mock mode). */
+  expiresAt?: number;
+  /**
+   * The roles the token claims, merged with the service's grants at each re-check; absent: the
+   * roles cannot change (mock mode, AUTH_MOCK_ROLE).
+   */
+  tokenRoles?: readonly RoleName[];
+}
+
+/** The last words of a stream whose token expired, and of one whose caller lost the role. */
+export const TOKEN_EXPIRED = 'token expired; reconnect with a fresh token and Last-Event-ID';
+export const ROLE_REVOKED = 'role revoked: this caller no longer holds User or Admin; the stream ends';
+
+/** Subjects whose grants one re-check statement reads. */
+const RECHECK_SUBJECTS_PER_QUERY = 1000;
+
+/** setTimeout's longest wait; a later expiry is waited for in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** One open GET /Changes stream. */
 export class ChangeStream {
   /** Id of the last event written (or skipped as already known). */
@@ -59,13 +82,29 @@ export class ChangeStream {
   live = false;
   closed = false;
   private readonly closeWaiters = new Set<() => void>();
+  private expiry?: NodeJS.Timeout;
 
   constructor(
     readonly res: Response,
     readonly subject: string,
     private readonly hub: ChangeHub,
+    readonly access: StreamAccess = {},
   ) {
     res.once('close', () => this.onClose());
+  }
+
+  /** Ends the stream the moment its token expires (at once if it has): nothing is written after it. */
+  endAtExpiry(): void {
+    const at = this.access.expiresAt;
+    if (at === undefined || this.closed) return;
+    const wait = at - Date.now();
+    if (wait <= 0) {
+      this.hub.countEnded('expired');
+      this.end(TOKEN_EXPIRED);
+      return;
+    }
+    this.expiry = setTimeout(() => this.endAtExpiry(), Math.min(wait, MAX_TIMER_MS));
+    this.expiry.unref();
   }
 
   /** Writes catch-up rows (history); false when the client should be waited for (`drained`). */
@@ -144,6 +183,7 @@ export class ChangeStream {
 
   private onClose(): void {
     if (this.closed) return;
+    clearTimeout(this.expiry);
     this.closed = true;
     this.live = false;
     this.hub.forget(this);
@@ -166,6 +206,7 @@ export class ChangeHub {
   private backoffMs = 100;
   private reading = false;
   private readAgain = false;
+  private rechecking = false;
   private closed = false;
   private readonly timers: NodeJS.Timeout[] = [];
 
@@ -179,6 +220,7 @@ export class ChangeHub {
     this.timers.push(
       setInterval(() => this.poll(), this.deps.pollMs),
       setInterval(() => this.streams.forEach((stream) => stream.heartbeat()), this.deps.heartbeatMs),
+      setInterval(() => void this.recheckRoles(), this.deps.roleRecheckMs),
     );
     this.timers.forEach((timer) => timer.unref());
     void this.connect();
@@ -203,10 +245,10 @@ export class ChangeHub {
   }
 
   /** A new stream, counted against the limits; or why not. */
-  open(res: Response, subject: string): ChangeStream | OpenRefusal {
+  open(res: Response, subject: string, access: StreamAccess = {}): ChangeStream | OpenRefusal {
     const refused = this.refusal(subject);
     if (refused) return refused;
-    const stream = new ChangeStream(res, subject, this);
+    const stream = new ChangeStream(res, subject, this, access);
     this.streams.add(stream);
     this.perSubject.set(subject, (this.perSubject.get(subject) ?? 0) + 1);
     return stream;
@@ -232,6 +274,50 @@ export class ChangeHub {
     stream.end(
       `dropped: this stream fell more than ${this.deps.maxBufferBytes} bytes behind (CHANGES_MAX_BUFFER_BYTES); reconnect with Last-Event-ID to resume`,
     );
+  }
+
+  countEnded(reason: 'expired' | 'revoked'): void {
+    this.metrics?.dropped.inc({ reason });
+  }
+
+  /**
+   * Every CHANGES_ROLE_RECHECK_MS: each stream's caller is asked again whether it holds a role
+   * (grants can be revoked while a stream is open, through any API process); one that lost it gets
+   * a last comment. The grants of every subject with a stream are read in one statement per
+   * RECHECK_SUBJECTS_PER_QUERY subjects, not one per stream. A check that cannot be answered (the
+   * database is down) keeps the streams: the next one decides.
+   */
+  async recheckRoles(): Promise<void> {
+    // One re-check at a time: a slow database does not pile them up.
+    if (this.rechecking) return;
+    this.rechecking = true;
+    try {
+      await this.recheckEachStream();
+    } finally {
+      this.rechecking = false;
+    }
+  }
+
+  private async recheckEachStream(): Promise<void> {
+    const checked = [...this.streams].filter((stream) => stream.access.tokenRoles !== undefined);
+    const subjects = [...new Set(checked.map((stream) => stream.subject))];
+    const granted = new Map<string, RoleName[]>();
+    try {
+      for (let i = 0; i < subjects.length; i += RECHECK_SUBJECTS_PER_QUERY) {
+        const some = await grantedRolesOf(this.deps.knex, subjects.slice(i, i + RECHECK_SUBJECTS_PER_QUERY));
+        some.forEach((roles, subject) => granted.set(subject, roles));
+      }
+    } catch (err) {
+      this.deps.logger.warn({ err: (err as Error).message }, 'change streams: the role re-check failed');
+      return;
+    }
+    for (const stream of checked) {
+      const roles = mergeRoles(stream.access.tokenRoles!, granted.get(stream.subject) ?? []);
+      if (stream.closed || policyAllows(POLICY.default, roles)) continue;
+      this.countEnded('revoked');
+      stream.res.req.log?.info({ subject: stream.subject }, 'change stream ended: the caller lost its role');
+      stream.end(ROLE_REVOKED);
+    }
   }
 
   /** A stream whose client took no byte for CHANGES_STALL_MS (api/limits/stall-guard.ts destroys it). */

@@ -4,9 +4,16 @@ import { activitiesAfter, latestActivityId, type FeedRow } from '../../db/activi
 import { badRequest, notAcceptable, tooManyRequests, unavailable } from '../../domain/errors/domain-error';
 import { decodeId } from '../../domain/ids/id-codec';
 import { requireDefaultPolicy } from '../auth/require-role';
-import { callerOf } from '../auth/caller';
+import { callerOf, type Caller } from '../auth/caller';
 import { dropWhenStalled } from '../limits/stall-guard';
-import { FEED_PAGE_ROWS, RECONNECT_MS, type ChangeHub, type ChangeStream, type OpenRefusal } from './change-feed';
+import {
+  FEED_PAGE_ROWS,
+  RECONNECT_MS,
+  type ChangeHub,
+  type ChangeStream,
+  type OpenRefusal,
+  type StreamAccess,
+} from './change-feed';
 
 /** The media type of the stream. */
 export const EVENT_STREAM = 'text/event-stream';
@@ -71,6 +78,19 @@ export interface ChangesRouteDeps {
 }
 
 /**
+ * How long the caller's stream may go on: to the token's `exp`, and while the token's roles merged
+ * with the service's grants (read again at each re-check) still pass the default policy. A
+ * mock-mode caller has neither: no token expires, and its role is fixed by AUTH_MOCK_ROLE.
+ */
+function accessOf(caller: Caller): StreamAccess {
+  const { tokenRoles, expiresAt } = caller;
+  return {
+    ...(expiresAt === undefined ? {} : { expiresAt }),
+    ...(tokenRoles === undefined ? {} : { tokenRoles }),
+  };
+}
+
+/**
  * `GET /Changes` (User or Admin, DESIGN §16): the activity log as Server-Sent Events. Without a
  * resume point the stream starts at "now"; with one, the entries after it are read from the primary
  * in pages (each page written once the client has taken the last: backpressure, no buffering) until
@@ -83,7 +103,8 @@ export function changesRoutes(deps: ChangesRouteDeps): Router {
     const resume = resumePointOf(req);
     if (!req.accepts(EVENT_STREAM)) throw notAcceptable(`GET /Changes is offered as ${EVENT_STREAM} only.`);
     const hub = deps.hub;
-    const subject = callerOf(req).subject;
+    const caller = callerOf(req);
+    const subject = caller.subject;
     // Only just started (or the database was down when it did): wait a little for its first read.
     if (hub.position === null) await hub.ready(NOT_READY_WAIT_MS);
     // The limits first, so a flood of refused requests costs no query.
@@ -98,7 +119,7 @@ export function changesRoutes(deps: ChangesRouteDeps): Router {
     const firstPage = resume === null ? [] : await activitiesAfter(deps.knex, resume, FEED_PAGE_ROWS);
     // A client gone while the page was read: its close has passed, so no stream is opened for it.
     if (req.socket.destroyed || res.destroyed) return;
-    const stream = hub.open(res, subject);
+    const stream = hub.open(res, subject, accessOf(caller));
     if (typeof stream === 'string') return refuse(hub, stream);
     res.status(200);
     res.setHeader('Content-Type', `${EVENT_STREAM}; charset=utf-8`);
@@ -112,6 +133,8 @@ export function changesRoutes(deps: ChangesRouteDeps): Router {
     req.socket.setTimeout(0);
     req.socket.setNoDelay(true);
     res.write(`retry: ${RECONNECT_MS}\n\n`);
+    stream.endAtExpiry();
+    if (stream.closed) return;
     // A client that takes nothing while bytes wait (catch-up waiting to drain, or live) is let go.
     const unwatch = dropWhenStalled(res, hub.settings.stallMs, () => hub.countStalled(stream));
     res.once('close', unwatch);

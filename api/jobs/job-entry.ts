@@ -24,8 +24,9 @@ export function jobEntry(job: Job, state: JobState | 'unknown'): JobEntry {
     Id: String(job.id),
     Name: job.name,
     State: state,
-    // attemptsStarted counts the running attempt too; attemptsMade only finished ones.
-    Attempts: Math.max(job.attemptsStarted ?? 0, job.attemptsMade ?? 0),
+    // attemptsMade counts finished attempts; the running one is added. Not attemptsStarted: a webhook
+    // delivery put back because its subscription's lane was full is started but no attempt.
+    Attempts: (job.attemptsMade ?? 0) + (state === 'active' ? 1 : 0),
     Progress: job.progress ?? 0,
     CreatedAt: iso(job.timestamp),
     ProcessedAt: iso(job.processedOn),

@@ -72,3 +72,15 @@ export async function grantedRoles(knex: Knex, subject: string): Promise<RoleNam
   const rows = await knex<Row>(TABLE).where('subject', subject).select('role');
   return rows.map((r) => r.role).filter(isRoleName);
 }
+
+/** The grants of many subjects in one statement (a subject without any is absent from the map). */
+export async function grantedRolesOf(knex: Knex, subjects: readonly string[]): Promise<Map<string, RoleName[]>> {
+  const granted = new Map<string, RoleName[]>();
+  if (subjects.length === 0) return granted;
+  const rows = await knex<Row>(TABLE).whereIn('subject', subjects).select('subject', 'role');
+  for (const row of rows) {
+    if (!isRoleName(row.role)) continue;
+    granted.set(row.subject, [...(granted.get(row.subject) ?? []), row.role]);
+  }
+  return granted;
+}

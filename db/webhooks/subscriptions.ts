@@ -193,23 +193,36 @@ export interface AttemptRecord {
   nextRetryAt: Date | null;
 }
 
-/** Records an attempt; a subscription deleted meanwhile takes its deliveries with it (nothing recorded). */
-export async function recordAttempt(knex: Knex, attempt: AttemptRecord): Promise<void> {
-  await knex.raw(
-    `insert into ${DELIVERIES} (subscription_id, event_id, event_type, attempt, status_code, duration_ms, error, next_retry_at)
-     select ?, ?, ?, ?, ?, ?, ?, ? where exists (select 1 from ${TABLE} where id = ?)`,
-    [
-      attempt.subscriptionId,
-      attempt.eventId,
-      attempt.eventType,
-      attempt.attempt,
-      attempt.statusCode,
-      attempt.durationMs,
-      attempt.error,
-      attempt.nextRetryAt,
-      attempt.subscriptionId,
-    ],
-  );
+/** Postgres' foreign_key_violation: the subscription's delete committed while the attempt was recorded. */
+const FOREIGN_KEY_VIOLATION = '23503';
+
+/**
+ * Records an attempt; false when the subscription was deleted meanwhile (it takes its deliveries
+ * with it: nothing recorded). The `exists` covers a delete committed before this statement; one
+ * committed while it runs shows as the foreign key's violation, which means the same.
+ */
+export async function recordAttempt(knex: Knex, attempt: AttemptRecord): Promise<boolean> {
+  try {
+    const result = await knex.raw<{ rowCount: number }>(
+      `insert into ${DELIVERIES} (subscription_id, event_id, event_type, attempt, status_code, duration_ms, error, next_retry_at)
+       select ?, ?, ?, ?, ?, ?, ?, ? where exists (select 1 from ${TABLE} where id = ?)`,
+      [
+        attempt.subscriptionId,
+        attempt.eventId,
+        attempt.eventType,
+        attempt.attempt,
+        attempt.statusCode,
+        attempt.durationMs,
+        attempt.error,
+        attempt.nextRetryAt,
+        attempt.subscriptionId,
+      ],
+    );
+    return result.rowCount === 1;
+  } catch (err) {
+    if ((err as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) return false;
+    throw err;
+  }
 }
 
 /** Recent attempts, newest first. */

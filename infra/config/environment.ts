@@ -294,6 +294,10 @@ export const ENVIRONMENT = {
     default: 1024 * 1024,
     desc: 'GET /Changes: bytes a stream may have waiting for its client before it is dropped (a slow listener)',
   }),
+  CHANGES_ROLE_RECHECK_MS: positive({
+    default: 60_000,
+    desc: 'GET /Changes: every open stream’s caller is checked again this often (the service’s role grants can be revoked); a stream whose caller lost User and Admin ends with a last comment',
+  }),
   BULL_BOARD_READ_ONLY: bool({ default: true, desc: 'Bull Board shows but refuses its actions; `false` allows them' }),
   BULL_BOARD_OIDC_ISSUER: str({
     default: '',
@@ -355,6 +359,14 @@ export const ENVIRONMENT = {
   WEBHOOK_CONCURRENCY: positive({
     default: 16,
     desc: 'webhook deliveries one notification worker process makes at once',
+  }),
+  WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: positive({
+    default: 4,
+    desc: 'webhook deliveries to one subscription one notification worker process makes at once: a slow receiver cannot hold the other subscriptions’ slots',
+  }),
+  WEBHOOK_SLOW_LANE_CONCURRENCY: positive({
+    default: 4,
+    desc: 'webhook deliveries at once, per process, to subscriptions whose last attempt failed or took over 1 s, and retries (one at a time per subscription); at most WEBHOOK_CONCURRENCY − 1',
   }),
   WEBHOOK_MAX_SUBSCRIPTIONS: positive({ default: 100, desc: 'webhook subscriptions in all (409 beyond)' }),
   WEBHOOK_MAX_EVENT_PATTERNS: positive({ default: 50, desc: '`Events` entries of one subscription (400)' }),

@@ -86,6 +86,8 @@ export interface AppConfig {
     maxBufferBytes: number;
     /** A stream with bytes waiting whose client takes none for this long is dropped (CHANGES_STALL_MS). */
     stallMs: number;
+    /** Each open stream's caller is checked again this often (CHANGES_ROLE_RECHECK_MS). */
+    roleRecheckMs: number;
   };
   /** Interface the API listens on: 127.0.0.1 whenever mock authentication is on (DESIGN §13). */
   listenHost: string;
@@ -110,6 +112,10 @@ export interface WebhooksConfig {
   retrySchedule: number[];
   timeoutMs: number;
   concurrency: number;
+  /** WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: deliveries to one subscription at once, per process. */
+  concurrencyPerSubscription: number;
+  /** WEBHOOK_SLOW_LANE_CONCURRENCY (below WEBHOOK_CONCURRENCY): failing or slow subscriptions' deliveries at once. */
+  slowLaneConcurrency: number;
   maxSubscriptions: number;
   limits: SubscriptionLimits;
 }
@@ -248,6 +254,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxPerSubject: e.CHANGES_MAX_LISTENERS_PER_SUBJECT,
       maxBufferBytes: e.CHANGES_MAX_BUFFER_BYTES,
       stallMs: e.CHANGES_STALL_MS,
+      roleRecheckMs: e.CHANGES_ROLE_RECHECK_MS,
     },
     batch: {
       maxRequests: e.BATCH_MAX_REQUESTS,
@@ -273,6 +280,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retrySchedule: parseRetrySchedule(e.WEBHOOK_RETRY_SCHEDULE),
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       concurrency: e.WEBHOOK_CONCURRENCY,
+      concurrencyPerSubscription: e.WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION,
+      // The slow lane leaves a slot to the healthy subscriptions whenever there are two or more.
+      slowLaneConcurrency: Math.max(1, Math.min(e.WEBHOOK_SLOW_LANE_CONCURRENCY, e.WEBHOOK_CONCURRENCY - 1)),
       maxSubscriptions: e.WEBHOOK_MAX_SUBSCRIPTIONS,
       limits: {
         maxUrlLength: e.WEBHOOK_MAX_URL_LENGTH,

@@ -121,7 +121,7 @@ export function storeGauge<L extends string>(
 
 /** The change feed's series (GET /Changes, DESIGN §16). */
 export interface ChangeFeedMetrics {
-  /** Listeners dropped: `behind` past CHANGES_MAX_BUFFER_BYTES, `stalled` taking no byte for CHANGES_STALL_MS. */
+  /** Listeners dropped: `behind` past CHANGES_MAX_BUFFER_BYTES, `stalled` taking no byte for CHANGES_STALL_MS, `expired` token, `revoked` role. */
   dropped: Counter<'reason'>;
   /** Events written to listeners (one per event per listener, catch-up included). */
   sent: Counter;
@@ -140,7 +140,7 @@ export function changeFeedMetrics(registry: Registry, openListeners: () => numbe
   return {
     dropped: new Counter({
       name: 'emapi_changes_listeners_dropped_total',
-      help: 'GET /Changes streams dropped: reason behind (more than CHANGES_MAX_BUFFER_BYTES waiting) or stalled (no byte taken for CHANGES_STALL_MS)',
+      help: 'GET /Changes streams dropped: reason behind (more than CHANGES_MAX_BUFFER_BYTES waiting) or stalled (no byte taken for CHANGES_STALL_MS), expired (the token did), revoked (the caller lost its role)',
       labelNames: ['reason'],
       registers: [registry],
     }),

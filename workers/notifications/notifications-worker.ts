@@ -5,6 +5,7 @@ import { createLogger, type Logger } from '../../infra/logger';
 import type { Registry } from '../../infra/metrics/registry';
 import { QUEUE, WEBHOOK_BACKOFF } from '../../domain/queues/queue-contracts';
 import { retryDelay } from '../../domain/webhooks/retry-schedule';
+import { DeliveryLanes, SLOW_DELIVERY_MS } from '../../domain/webhooks/delivery-lanes';
 import { createKnex } from '../../db/knex';
 import { queuePrefix, withBullConnection } from '../../infra/redis';
 import { observingEventLag } from '../shared/event-lag';
@@ -16,7 +17,8 @@ import { webhookDeliveryHandler } from './webhook-delivery.handler';
 /**
  * The notification worker: every domain event becomes an activity-log entry (GET /Activities), and
  * every event a webhook subscription matches becomes a job on the `webhooks` queue, which a second
- * BullMQ worker of the same process delivers (DESIGN §16), WEBHOOK_CONCURRENCY at a time.
+ * BullMQ worker of the same process delivers (DESIGN §16), WEBHOOK_CONCURRENCY at a time, shared
+ * fairly between subscriptions (domain/webhooks/delivery-lanes.ts).
  */
 export async function startNotificationsWorker(
   config: AppConfig,
@@ -37,6 +39,11 @@ export async function startNotificationsWorker(
     attempts: config.webhooks.retrySchedule.length + 1,
   });
   const schedule = config.webhooks.retrySchedule;
+  const lanes = new DeliveryLanes({
+    perSubscription: config.webhooks.concurrencyPerSubscription,
+    slowLane: config.webhooks.slowLaneConcurrency,
+    slowMs: SLOW_DELIVERY_MS,
+  });
   const deliveries = createQueueWorker({
     queue: QUEUE.webhooks,
     redis: config.redis,
@@ -44,7 +51,9 @@ export async function startNotificationsWorker(
     concurrency: config.webhooks.concurrency,
     stalledRecovery: config.stalledRecovery,
     logger,
-    handlers: { webhookDelivery: webhookDeliveryHandler({ knex: webhookKnex, config: config.webhooks, logger }) },
+    handlers: {
+      webhookDelivery: webhookDeliveryHandler({ knex: webhookKnex, config: config.webhooks, logger, lanes }),
+    },
     // The wait before the n-th retry is the n-th entry of WEBHOOK_RETRY_SCHEDULE (past it: the last).
     backoffStrategy: (attemptsMade, type) =>
       type === WEBHOOK_BACKOFF ? (retryDelay(schedule, attemptsMade) ?? schedule.at(-1) ?? 0) : 0,

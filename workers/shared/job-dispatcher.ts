@@ -1,9 +1,11 @@
 import type { Job } from 'bullmq';
 import { JOBS, jobKindOf, jobKindsOn, type JobKind, type JobKindOn } from '../../domain/queues/job-registry';
 import type { QueueName } from '../../domain/queues/queue-contracts';
+import type { Logger } from '../../infra/logger';
+import { publicFailure } from './failure-reason';
 
 /** Handles every job of one kind. */
-type JobHandler = (job: Job) => Promise<unknown>;
+type JobHandler = (job: Job, token?: string) => Promise<unknown>;
 
 /** One handler per kind of job added to queue `Q` (domain/queues/job-registry.ts). */
 export type JobHandlers<Q extends QueueName> = Record<JobKindOn<Q>, JobHandler>;
@@ -25,6 +27,7 @@ export class JobDispatcher<Q extends QueueName> {
   constructor(
     readonly queue: Q,
     handlers: JobHandlers<Q>,
+    private readonly logger?: Logger,
   ) {
     const given = new Map(Object.entries(handlers) as [JobKind, JobHandler | undefined][]);
     const kinds = jobKindsOn(queue);
@@ -35,11 +38,32 @@ export class JobDispatcher<Q extends QueueName> {
     this.handlers = given as Map<JobKind, JobHandler>;
   }
 
-  /** Runs the handler of the job's kind; a name no producer sends fails loudly, never dropped. */
-  readonly process = async (job: Job): Promise<unknown> => {
+  /**
+   * Runs the handler of the job's kind; a name no producer sends fails loudly, never dropped. A
+   * failure of any kind of job is failed with a reason fit for /Jobs and Bull Board (no SQL, no
+   * absolute path: ./failure-reason.ts); a withheld one is logged whole here, with the job's id.
+   */
+  readonly process = async (job: Job, token?: string): Promise<unknown> => {
     const kind = jobKindOf(this.queue, job.name);
     const handler = kind && this.handlers.get(kind);
-    if (!handler) throw new Error(`no handler for job ${job.name} on queue ${this.queue}`);
-    return handler(job);
+    try {
+      if (!handler) throw new Error(`no handler for job ${job.name} on queue ${this.queue}`);
+      return await handler(job, token);
+    } catch (err) {
+      const failure = publicFailure(err, job.id);
+      if (failure.withheld) {
+        this.logger?.warn(
+          {
+            queue: this.queue,
+            jobId: job.id,
+            name: job.name,
+            err: (err as Error).message,
+            stack: (err as Error).stack,
+          },
+          'job failed: its reason is withheld from the job (it held SQL)',
+        );
+      }
+      throw failure.error;
+    }
   };
 }

@@ -159,7 +159,7 @@ export interface RunWorkerOptions<Q extends QueueName> {
  * stay is each job's own option (domain/queues/job-registry.ts), so the worker sets none.
  */
 export function createQueueWorker<Q extends QueueName>(options: RunWorkerOptions<Q>): Worker {
-  const dispatcher = new JobDispatcher(options.queue, options.handlers);
+  const dispatcher = new JobDispatcher(options.queue, options.handlers, options.logger);
   const worker = withBullConnection(
     options.redis,
     'worker',
