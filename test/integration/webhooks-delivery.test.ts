@@ -2,7 +2,7 @@ import test, { type ExecutionContext } from 'ava';
 import { Webhook } from 'standardwebhooks';
 import { startStack, type Stack } from '../support/stack';
 import { create, patch, waitFor } from '../support/writes';
-import { redisHolds, startReceiver, type Receiver } from '../support/webhook-receiver';
+import { receiverPool, redisHolds, type Receiver } from '../support/webhook-receiver';
 import { testQueue, TestQueues } from '../support/queues';
 import { eventBurstJob } from '../../domain/queues/job-registry';
 import type { DomainEvent } from '../../domain/events/domain-event';
@@ -20,7 +20,7 @@ import { QUEUE } from '../../domain/queues/queue-contracts';
 const SCHEDULE = ['200ms', '400ms'];
 
 let stack: Stack;
-const receivers: Receiver[] = [];
+const receivers = receiverPool();
 test.before(async () => {
   stack = await startStack({
     env: {
@@ -31,15 +31,11 @@ test.before(async () => {
   });
 });
 test.after.always(async () => {
-  await Promise.allSettled(receivers.map((r) => r.close()));
+  await receivers.closeAll();
   await stack?.close();
 });
 
-async function receiver(): Promise<Receiver> {
-  const started = await startReceiver();
-  receivers.push(started);
-  return started;
-}
+const receiver = () => receivers.start();
 
 interface Created {
   Id: string;

@@ -2,7 +2,7 @@ import test, { type ExecutionContext } from 'ava';
 import path from 'node:path';
 import { startStack, type Stack } from '../support/stack';
 import { create, waitFor } from '../support/writes';
-import { startReceiver, type Receiver } from '../support/webhook-receiver';
+import { receiverPool } from '../support/webhook-receiver';
 import { testQueue } from '../support/queues';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 
@@ -17,7 +17,7 @@ import { QUEUE } from '../../domain/queues/queue-contracts';
 const SCHEDULE = ['200ms', '400ms'];
 
 let stack: Stack;
-const receivers: Receiver[] = [];
+const receivers = receiverPool();
 test.before(async () => {
   stack = await startStack({
     env: {
@@ -31,15 +31,11 @@ test.before(async () => {
   });
 });
 test.after.always(async () => {
-  await Promise.allSettled(receivers.map((r) => r.close()));
+  await receivers.closeAll();
   await stack?.close();
 });
 
-async function receiver(): Promise<Receiver> {
-  const started = await startReceiver();
-  receivers.push(started);
-  return started;
-}
+const receiver = () => receivers.start();
 
 async function subscribe(t: ExecutionContext, body: Record<string, unknown>): Promise<{ Id: string }> {
   const res = await stack.request('POST', '/Subscriptions', { body });

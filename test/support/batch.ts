@@ -172,3 +172,23 @@ export async function countRows(stack: Stack, table: string, where: Record<strin
   const row = (await stack.knex(table).where(where).count({ n: '*' }).first()) as { n: number | string };
   return Number(row.n);
 }
+
+/**
+ * Sends a hostile `$batch` and, once it is in flight, another caller's `GET /Countries?$top=1`:
+ * the other read must be answered within a generous bound (a read takes milliseconds; a request
+ * that held the API's event loop made it wait seconds). Answers the batch's HTTP result.
+ */
+export async function otherCallerServedDuring(
+  t: ExecutionContext,
+  stack: Stack,
+  requests: BatchRequest[],
+): Promise<HttpResult> {
+  const sent = Date.now();
+  const hostile = stack.request('POST', '/$batch', { body: { requests } });
+  await new Promise((resolve) => setImmediate(resolve));
+  const other = await stack.get('/Countries?$top=1');
+  const took = Date.now() - sent;
+  t.is(other.status, 200);
+  t.true(took < 5_000, `GET /Countries?$top=1 took ${took} ms while the batch ran`);
+  return hostile;
+}

@@ -82,3 +82,18 @@ export async function redisHolds(stack: Stack, needle: string): Promise<boolean>
     redis.disconnect();
   }
 }
+
+/** The receivers one test file starts, closed together in its `after.always` hook. */
+export function receiverPool(): { start(): Promise<Receiver>; closeAll(): Promise<void> } {
+  const started: Receiver[] = [];
+  return {
+    async start() {
+      const receiver = await startReceiver();
+      started.push(receiver);
+      return receiver;
+    },
+    closeAll: async () => {
+      await Promise.allSettled(started.map((r) => r.close()));
+    },
+  };
+}
