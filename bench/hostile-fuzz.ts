@@ -19,6 +19,8 @@ export interface HostileFuzzReport {
   seconds: number;
   statuses: Record<string, number>;
   serverErrors: number;
+  /** The first server errors seen: what was sent (cut short) and what came back, to find their cause. */
+  serverErrorSamples: { sent: string; answer: string }[];
   /** The API's event-loop delay over the run, from its own histogram (upper bucket bounds, ms). */
   eventLoopDelay: { samples: number; p50Ms: number | null; p99Ms: number | null; maxBucketMs: number | null };
   /** Another caller's `GET /Countries?$top=1` every 100 ms while the fuzz ran. */
@@ -195,6 +197,7 @@ export async function hostileFuzz(options: Options): Promise<HostileFuzzReport> 
   const requestAt = (i: number) => fc.sample(arbitrary, { numRuns: 1, seed: seed + i })[0]!;
 
   const statuses: Record<string, number> = {};
+  const serverErrorSamples: HostileFuzzReport['serverErrorSamples'] = [];
   const probeTimes: number[] = [];
   let probeFailures = 0;
   let running = true;
@@ -228,8 +231,13 @@ export async function hostileFuzz(options: Options): Promise<HostileFuzzReport> 
             headers: r.contentType ? { 'content-type': r.contentType } : {},
             ...(r.body === undefined ? {} : { body: r.body }),
           });
-          await res.arrayBuffer();
+          const answer = await res.text();
           status = String(res.status);
+          if (res.status >= 500 && serverErrorSamples.length < 10)
+            serverErrorSamples.push({
+              sent: `${r.method} ${r.path.slice(0, 300)} ${r.body?.slice(0, 300) ?? ''}`,
+              answer: answer.slice(0, 500),
+            });
         } catch (err) {
           status = `network: ${(err as Error).message}`;
         }
@@ -252,6 +260,7 @@ export async function hostileFuzz(options: Options): Promise<HostileFuzzReport> 
     requests: total,
     seconds: Number(seconds.toFixed(1)),
     statuses,
+    serverErrorSamples,
     serverErrors: Object.entries(statuses)
       .filter(([s]) => /^5/.test(s) || s.startsWith('network'))
       .reduce((n, [, c]) => n + c, 0),
@@ -283,4 +292,5 @@ export function printHostileFuzz(r: HostileFuzzReport): void {
       `another caller's GET /Countries?$top=1: p50 ${r.probe.p50Ms} ms, p99 ${r.probe.p99Ms} ms, max ${r.probe.maxMs} ms, ${r.probe.failures} failures of ${r.probe.requests}; ` +
       `load average ${r.loadAverage.join(' → ')}`,
   );
+  for (const sample of r.serverErrorSamples) console.log(`  5xx: ${sample.sent}\n    → ${sample.answer}`);
 }

@@ -224,7 +224,10 @@ async function main(): Promise<void> {
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
   };
   // Each process as `npm start` runs it (package.json scripts, V8 flags included).
-  const api = start(nodeArgsOf('api'), { ...env, PORT: String(API_PORT) });
+  // BENCH_API_CPU_PROF=<dir>: the API writes a V8 CPU profile there when it stops (to find what holds its loop).
+  const profile = process.env.BENCH_API_CPU_PROF;
+  const apiArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, ...nodeArgsOf('api')] : nodeArgsOf('api');
+  const api = start(apiArgs, { ...env, PORT: String(API_PORT) });
   const commands = start(nodeArgsOf('commands'), env);
   const views = start(nodeArgsOf('views'), env);
   const notifications = start(nodeArgsOf('notifications'), env);

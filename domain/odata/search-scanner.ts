@@ -16,8 +16,9 @@ const FIELD_PREFIX = /^([A-Za-z_][A-Za-z0-9_]*):/;
 const isSpace = (ch: string) => /\s/.test(ch);
 
 /**
- * `maxNodes` bounds the syntax nodes (operands, `OR`s and `-`s) so a long $search is refused while
- * it is read (MAX_SYNTAX_NODES).
+ * `maxNodes` bounds the syntax nodes (operands, `OR`s and `-`s; each word of a quoted phrase is an
+ * operand of its own, since Postgres matches a phrase word by word) so a long $search is refused
+ * while it is read (MAX_SYNTAX_NODES).
  */
 export function scanSearch(text: string, maxNodes = Number.POSITIVE_INFINITY): SearchToken[] {
   const tokens: SearchToken[] = [];
@@ -29,7 +30,7 @@ export function scanSearch(text: string, maxNodes = Number.POSITIVE_INFINITY): S
       continue;
     }
     const token = scanToken(text, i);
-    nodes += token.kind === 'operand' && token.node.kind === 'not' ? 2 : 1;
+    nodes += nodesOf(token);
     if (nodes > maxNodes) {
       const detail = `syntax nodes exceed the limit of ${maxNodes} (${SYNTAX_NODES_SETTING})`;
       throw syntaxError(OPTION, i, text.slice(i, token.end), detail);
@@ -38,6 +39,22 @@ export function scanSearch(text: string, maxNodes = Number.POSITIVE_INFINITY): S
     i = token.end;
   }
   return tokens;
+}
+
+/** A phrase of 4,000 words was one node and one statement that ran past STATEMENT_TIMEOUT_MS. */
+function nodesOf(token: SearchToken): number {
+  if (token.kind === 'or') return 1;
+  const term = token.node.kind === 'not' ? token.node.operand : token.node;
+  const words = term.kind === 'term' && term.phrase ? wordCount(term.text) : 1;
+  return words + (token.node.kind === 'not' ? 1 : 0);
+}
+
+function wordCount(phrase: string): number {
+  let words = 0;
+  for (let i = 0; i < phrase.length; i++) {
+    if (!isSpace(phrase.charAt(i)) && (i === 0 || isSpace(phrase.charAt(i - 1)))) words++;
+  }
+  return words;
 }
 
 function scanToken(text: string, start: number): SearchToken {

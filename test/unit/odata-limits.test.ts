@@ -47,6 +47,13 @@ test('syntax nodes are counted while parsing: names, operators, keywords and lit
   );
   t.regex(syntaxErrorOf(() => parseSearch(Array(101).fill('w').join(' '), 100)).message, /^\$search: syntax nodes/);
   t.regex(syntaxErrorOf(() => parseSearch(Array(51).fill('-w').join(' '), 100)).message, /MAX_SYNTAX_NODES/);
+  // Each word of a phrase is an operand: a phrase of 4,000 words ran one statement past its time limit.
+  t.notThrows(() => parseSearch(`"${Array(100).fill('ab').join(' ')}"`, 100));
+  t.regex(syntaxErrorOf(() => parseSearch(`"${Array(101).fill('ab').join('  ')}"`, 100)).message, /MAX_SYNTAX_NODES/);
+  t.regex(
+    syntaxErrorOf(() => parseSearch(`-Name:"${Array(100).fill('ab').join(' ')}"`, 100)).message,
+    /MAX_SYNTAX_NODES/,
+  );
 });
 
 test('string literals with U+0000 or unpaired surrogates are syntax errors naming the option', (t) => {
