@@ -16,7 +16,7 @@ export const ACTIVITY_CHANNEL = 'emapi_activities';
  * order, so "every activity with an id above X" is a complete answer once X has been seen. The lock
  * is held for one short statement per burst (its commit included): NOTIFY already serialises the
  * commits of notifying transactions (Postgres takes one lock on its notification queue at
- * pre-commit), so what it adds is the insert itself, a few ms per burst (see README, "Live changes").
+ * pre-commit), so what it adds is the insert itself, a few ms per burst (see docs/changes.md).
  * The space is apart from db/search's (0x5ea4c4).
  */
 export const ACTIVITY_LOCK_SPACE = 0xac7104;
