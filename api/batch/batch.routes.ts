@@ -23,6 +23,7 @@ import { idempotencyKeyOf } from '../commands/idempotency-key';
 import { sendCommand } from '../commands/send-command';
 import { checkBatchReadRows } from './batch-read-budget';
 import { stepOf } from './batch-steps';
+import { cpuLane } from '../limits/cpu-lane';
 
 /**
  * `POST /$batch` (DESIGN §12): the OData 4.01 JSON batch format. The API checks the batch as a whole
@@ -93,8 +94,20 @@ export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
     });
   }
 
+  // One batch at a time is checked, signed and queued per process (api/limits/cpu-lane.ts).
+  const lane = cpuLane(1);
+
   async function handle(req: Request, res: Response): Promise<void> {
     const raw = await readBody(req, res);
+    const leave = await lane.enter();
+    try {
+      await checkAndSend(req, res, raw, leave);
+    } finally {
+      leave();
+    }
+  }
+
+  async function checkAndSend(req: Request, res: Response, raw: unknown, leave: () => void): Promise<void> {
     const requests = parseBatch(raw, { maxRequests: deps.limits.maxRequests });
     const key = idempotencyKeyOf(req);
     const caller = callerOf(req);
@@ -130,13 +143,10 @@ export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
       ...(deps.consistencyTokens ? { consistencyTokens: true as const } : {}),
       steps,
     };
-    const result = await sendCommand<BatchResult | CommandResult>(
-      req,
-      res,
-      deps.commandBus,
-      batch,
-      deps.limits.timeoutMs,
-    );
+    const sending = sendCommand<BatchResult | CommandResult>(req, res, deps.commandBus, batch, deps.limits.timeoutMs);
+    // Signed and handed to Redis in this turn: the next batch may start while this one runs.
+    setImmediate(leave);
+    const result = await sending;
     if (result === undefined) return;
     if ('batch' in result) {
       const responses = await findBatchResponse(deps.knex, batch.commandId);
