@@ -4,13 +4,14 @@ import { createKnex } from '../db/knex';
 import { ReplicaSet } from '../db/replicas/replica-set';
 import type { Logger } from '../infra/logger';
 import { createRedis, queuePrefix, type RedisClient } from '../infra/redis';
-import type { AppConfig } from '../infra/config/load-config';
+import type { AppConfig, MetricsPeer } from '../infra/config/load-config';
 import { createApp } from './app';
 import { commandBusOptionsOf, createCommandBus, type CommandBus } from './commands/command-bus';
 import { createQueueRegistry, type QueueRegistry } from './jobs/queue-registry';
 import { processRegistry, type Registry } from '../infra/metrics/registry';
 import { isClusterChild, joinClusterMetrics } from '../infra/metrics/cluster-metrics';
 import type { Scrape } from '../infra/metrics/metrics-server';
+import { scrapeWithPeers } from '../infra/metrics/peer-scrapes';
 import { registerApiMetrics } from './http/metrics';
 import { eventLoopDelayMetric } from '../infra/metrics/event-loop-delay';
 import { ChangeHub } from './changes/change-feed';
@@ -52,7 +53,9 @@ export async function createApiRuntime(config: AppConfig, logger: Logger): Promi
     ? new ReplicaSet(knex, { ...config.replicas, poolMax: config.dbPoolMax, logger })
     : undefined;
   await replicas?.start();
-  const metrics = config.metrics.enabled ? apiMetrics({ knex, queues, logger, replicas }) : undefined;
+  const metrics = config.metrics.enabled
+    ? apiMetrics({ knex, queues, logger, replicas }, config.metrics.peers)
+    : undefined;
   // The LISTEN connection goes to the primary: notifications are not relayed to replicas.
   const changes = new ChangeHub({
     ...config.changes,
@@ -86,9 +89,13 @@ export async function createApiRuntime(config: AppConfig, logger: Logger): Promi
 
 /**
  * The API's registry and how `/metrics` reads it: this process's own, or under API_PROCESSES > 1
- * the sum of every process's, from the primary (infra/metrics/cluster-metrics.ts).
+ * the sum of every process's, from the primary (infra/metrics/cluster-metrics.ts); with
+ * METRICS_PEERS, merged with the peers' scrapes by process kind (infra/metrics/peer-scrapes.ts).
  */
-function apiMetrics(deps: Parameters<typeof registerApiMetrics>[1]): {
+function apiMetrics(
+  deps: Parameters<typeof registerApiMetrics>[1],
+  peers: MetricsPeer[],
+): {
   registry: Registry;
   scrape(): Promise<Scrape>;
   stop(): void;
@@ -96,10 +103,8 @@ function apiMetrics(deps: Parameters<typeof registerApiMetrics>[1]): {
   const registry = processRegistry();
   registerApiMetrics(registry, deps);
   const { stop } = eventLoopDelayMetric(registry);
-  if (isClusterChild()) return { registry, scrape: joinClusterMetrics(registry), stop };
-  return {
-    registry,
-    scrape: async () => ({ contentType: registry.contentType, text: await registry.metrics() }),
-    stop,
-  };
+  const own = isClusterChild()
+    ? joinClusterMetrics(registry)
+    : async () => ({ contentType: registry.contentType, text: await registry.metrics() });
+  return { registry, scrape: peers.length ? scrapeWithPeers(own, peers, deps.logger) : own, stop };
 }

@@ -25,7 +25,8 @@ if [ -z "${COMMAND_SIGNING_KEY:-}" ]; then
   COMMAND_SIGNING_KEY=$(cat "$key_file")
   export COMMAND_SIGNING_KEY
 fi
-# Prometheus metrics on the API's own port (GET /metrics, DESIGN §15); METRICS_ENABLED=false turns them off.
+# Prometheus metrics of every process on the API's port (GET /metrics, DESIGN §15; the supervisor gives the
+# workers loopback metrics ports and the API METRICS_PEERS); METRICS_ENABLED=false turns them off.
 export METRICS_ENABLED="${METRICS_ENABLED:-true}"
 # Local stores started here keep running after Ctrl-C (their data lives in .data/dev); stop them
 # with `npm run stores:stop`.

@@ -1,12 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { nodeArgsOf, type ProcessKind } from './process-commands';
+import { metricsEnvironments } from './metrics-peers';
 
 /**
  * `npm start`'s process supervisor: the API and one process of each worker kind, output prefixed
  * per process, all stopped together on Ctrl-C/SIGTERM. A process that dies is started again after a
  * growing pause (1 s, 2 s, 4 s … 30 s; back to 1 s once it has run for a minute), so one crash never
  * takes the others down; one that cannot even start (it dies within seconds, five times running:
- * a configuration error, a store that is not there) stops everything, saying so.
+ * a configuration error, a store that is not there) stops everything, saying so. With
+ * METRICS_ENABLED the API's `/metrics` shows every process's metrics (scripts/metrics-peers.ts).
  */
 
 const PROCESSES: ProcessKind[] = ['api', 'commands', 'views', 'notifications'];
@@ -49,10 +51,12 @@ function stopAll(code: number): void {
   }, 100);
 }
 
+let addedEnv = new Map<ProcessKind, NodeJS.ProcessEnv>();
+
 function start(name: ProcessKind, earlyExits = 0, backoffMs = 1000): void {
   const startedAt = Date.now();
   const child = spawn(process.execPath, nodeArgsOf(name), {
-    env: process.env,
+    env: { ...process.env, ...addedEnv.get(name) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.set(name, child);
@@ -79,11 +83,18 @@ function start(name: ProcessKind, earlyExits = 0, backoffMs = 1000): void {
   });
 }
 
-for (const name of PROCESSES) start(name);
-
-const port = process.env.PORT || '3000';
-console.log(
-  `[supervisor] API: http://localhost:${port}  (health: /health/ready, queues: /admin/queues)  Ctrl-C stops everything`,
-);
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));
+
+void (async () => {
+  addedEnv = await metricsEnvironments(PROCESSES, process.env);
+  for (const name of PROCESSES) start(name);
+  const port = process.env.PORT || '3000';
+  const metrics = addedEnv.get('api')?.METRICS_PEERS ? ', metrics of every process: /metrics' : '';
+  console.log(
+    `[supervisor] API: http://localhost:${port}  (health: /health/ready, queues: /admin/queues${metrics})  Ctrl-C stops everything`,
+  );
+})().catch((err: unknown) => {
+  console.error(`[supervisor] could not start: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

@@ -84,6 +84,32 @@ const hostPorts = makeValidator<string>((raw) => {
   return items.join(',');
 });
 
+/**
+ * METRICS_PEERS: comma-separated `kind=url` items, the processes whose scrapes the API's `/metrics`
+ * merges into its own under `process="kind"`. A kind is a label value (lower case); `api` names the
+ * API's own samples, so no peer may take it.
+ */
+const metricsPeers = makeValidator<string>((raw) => {
+  const items = commaItems(raw);
+  const kinds = new Set<string>();
+  for (const item of items) {
+    const [kind = '', url = ''] = item.split(/=(.*)/s);
+    const protocol = urlPart(url, 'protocol');
+    if (
+      !/^[a-z][a-z0-9_]*$/.test(kind) ||
+      kind === 'api' ||
+      kinds.has(kind) ||
+      (protocol !== 'http:' && protocol !== 'https:')
+    ) {
+      throw new EnvError(
+        `must be comma-separated kind=url items like commands=http://127.0.0.1:9465/metrics (each kind lower case, once, not api), not '${item}'`,
+      );
+    }
+    kinds.add(kind);
+  }
+  return items.join(',');
+});
+
 /** QUEUE_PREFIX: braces would move the Redis Cluster hash tag the queue prefixes rely on. */
 const queuePrefix = makeValidator<string>((raw) => {
   if (raw === '' || /[{}]/.test(raw)) throw new EnvError('must be a non-empty prefix without `{` or `}`');
@@ -339,6 +365,10 @@ export const ENVIRONMENT = {
   METRICS_PORT: nonNegative({
     default: undefined,
     desc: 'worker processes serve `GET /metrics` on this port (on LISTEN_HOST’s interface); under one primary the primary serves all its processes’ sum there; unset: none',
+  }),
+  METRICS_PEERS: metricsPeers({
+    default: '',
+    desc: '`kind=url` items whose scrapes the API’s `/metrics` merges into its own, each sample labelled `process` (its own: `api`); a peer silent for 2 s is left out (`emapi_metrics_peer_up` 0); `npm start` sets it',
   }),
   RETENTION_INTERVAL_MS: positive({
     default: 60_000,

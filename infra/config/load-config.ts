@@ -97,8 +97,11 @@ export interface AppConfig {
   bullBoardLogin?: BullBoardLoginConfig;
   /** HMAC key over every command payload; workers refuse a command whose signature fails. */
   commandSigningKey: string;
-  /** `GET /metrics` on the API (METRICS_ENABLED); worker processes' own metrics port (METRICS_PORT). */
-  metrics: { enabled: boolean; port?: number };
+  /**
+   * `GET /metrics` on the API (METRICS_ENABLED); worker processes' own metrics port (METRICS_PORT);
+   * the scrapes the API merges into its own, by process kind (METRICS_PEERS).
+   */
+  metrics: { enabled: boolean; port?: number; peers: MetricsPeer[] };
   /** How long published outbox rows and finished command-log rows are kept (the idempotency window). */
   retention: { outboxMs: number; commandLogMs: number; deliveriesMs: number; intervalMs: number };
   /** Outward webhooks (DESIGN §16). */
@@ -118,6 +121,12 @@ export interface WebhooksConfig {
   slowLaneConcurrency: number;
   maxSubscriptions: number;
   limits: SubscriptionLimits;
+}
+
+/** A process whose metrics the API's `/metrics` merges in: its kind (the `process` label) and scrape URL. */
+export interface MetricsPeer {
+  process: string;
+  url: string;
 }
 
 /** DESIGN §15: Bull Board's OIDC login (authorization code + PKCE) and its session cookie. */
@@ -268,7 +277,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     bullBoardReadOnly: e.BULL_BOARD_READ_ONLY,
     ...(bullBoardLogin ? { bullBoardLogin } : {}),
     commandSigningKey: e.COMMAND_SIGNING_KEY,
-    metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },
+    metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT, peers: metricsPeersOf(e.METRICS_PEERS) },
     retention: {
       outboxMs: Math.round(e.OUTBOX_RETENTION_HOURS * 3600_000),
       commandLogMs: Math.round(e.COMMAND_LOG_RETENTION_HOURS * 3600_000),
@@ -291,6 +300,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       },
     },
   };
+}
+
+/** kind=url items, already validated. */
+function metricsPeersOf(items: string): MetricsPeer[] {
+  if (items === '') return [];
+  return items.split(',').map((item) => {
+    const equals = item.indexOf('=');
+    return { process: item.slice(0, equals), url: item.slice(equals + 1) };
+  });
 }
 
 /** host:port items, already validated. */

@@ -372,3 +372,23 @@ test('webhooks: WEBHOOK_RETRY_SCHEDULE parsed at start (a bad one refused), the 
     );
   }
 });
+
+test('METRICS_PEERS: kind=url items, each kind once and never api; anything else refused at start', (t) => {
+  const peers = (value: string) => loadConfig({ ...base, METRICS_PEERS: value }).metrics.peers;
+  t.deepEqual(loadConfig(base).metrics, { enabled: false, port: undefined, peers: [] });
+  t.deepEqual(peers(' commands=http://127.0.0.1:9465/metrics , views=https://views:9464/metrics?a=b,'), [
+    { process: 'commands', url: 'http://127.0.0.1:9465/metrics' },
+    { process: 'views', url: 'https://views:9464/metrics?a=b' },
+  ]);
+  for (const bad of [
+    'http://127.0.0.1:9465/metrics',
+    'api=http://127.0.0.1:9465/metrics',
+    'a=http://x/metrics,a=http://y/metrics',
+    'Commands=http://x/metrics',
+    'commands=ftp://x/metrics',
+    'commands=',
+    'process label=http://x/metrics',
+  ]) {
+    t.throws(() => peers(bad), { instanceOf: ConfigError, message: /METRICS_PEERS/ }, bad);
+  }
+});
