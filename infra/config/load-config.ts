@@ -146,6 +146,7 @@ export function loadConfig(env: Environment = process.env) {
     /** 127.0.0.1 whenever mock authentication is on (DESIGN §13). */
     listenHost: e.LISTEN_HOST || (mock ? '127.0.0.1' : '0.0.0.0'),
     bullBoardReadOnly: e.BULL_BOARD_READ_ONLY,
+    /** The OIDC login in front of Bull Board; absent: bearer tokens only. */
     ...(bullBoardLogin ? { bullBoardLogin } : {}),
     commandSigningKey: e.COMMAND_SIGNING_KEY,
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT },
@@ -157,6 +158,7 @@ export function loadConfig(env: Environment = process.env) {
     },
     webhooks: {
       allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+      /** In ms: a delivery has `length + 1` attempts. */
       retrySchedule: parseRetrySchedule(e.WEBHOOK_RETRY_SCHEDULE),
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       concurrency: e.WEBHOOK_CONCURRENCY,
