@@ -4,7 +4,8 @@ import { createLogger } from '../infra/logger';
 import { createApiRuntime } from './api-runtime';
 import { answerClientErrors } from './http/client-errors';
 import { exitOnSignals } from '../infra/shutdown';
-import { isClusterPrimary, processCount, runClusterPrimary } from '../infra/cluster-primary';
+import { isClusterPrimary, runClusterPrimary } from '../infra/cluster-primary';
+import { primaryLogLevel, processCount } from '../infra/config/entry-point-config';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -67,7 +68,7 @@ async function main(): Promise<void> {
 function start(): Promise<void> {
   const processes = processCount('API_PROCESSES');
   if (processes > 1 && isClusterPrimary()) {
-    runClusterPrimary(processes, createLogger('api-primary', process.env.LOG_LEVEL || 'info'));
+    runClusterPrimary(processes, createLogger('api-primary', primaryLogLevel()));
     return Promise.resolve();
   }
   return main();

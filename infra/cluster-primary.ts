@@ -45,13 +45,4 @@ export function runClusterPrimary(
   });
 }
 
-/** Process count from an environment variable (default 1), refusing anything but a positive integer. */
-export function processCount(name: string, env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return 1;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got '${raw}'`);
-  return n;
-}
-
 export const isClusterPrimary = (): boolean => cluster.isPrimary;

@@ -29,11 +29,7 @@ export const REDACTED_PATHS = [
 ];
 
 /** One structured JSON logger per process; `component` names the process kind in every line. */
-export function createLogger(
-  component: string,
-  level = process.env.LOG_LEVEL || 'info',
-  destination?: pino.DestinationStream,
-): Logger {
+export function createLogger(component: string, level: string, destination?: pino.DestinationStream): Logger {
   const options: pino.LoggerOptions = {
     level,
     base: { component, pid: process.pid },

@@ -1,9 +1,9 @@
 import { createKnex } from '../knex';
 import { migrateAndSeed } from '../migrate';
+import { readVariables } from '../../infra/config/environment';
 
 async function main(): Promise<void> {
-  const url = process.env.DATABASE_URL;
-  if (!url) throw new Error('DATABASE_URL is not set');
+  const { DATABASE_URL: url } = readVariables(['DATABASE_URL']);
   const knex = createKnex(url, 2);
   try {
     const applied = await migrateAndSeed(knex);

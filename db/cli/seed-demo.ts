@@ -1,6 +1,7 @@
 import { createKnex } from '../knex';
 import { DEMO_DATA, loadDemoDataIfNoSchemes } from '../seeds/demo-data.seed';
 import { encodeId } from '../../domain/ids/id-codec';
+import { readVariables } from '../../infra/config/environment';
 
 /**
  * Run by `npm start` after the migration: a database without schemes gets the demo data set
@@ -8,13 +9,8 @@ import { encodeId } from '../../domain/ids/id-codec';
  * Says which of the three happened.
  */
 async function main(): Promise<void> {
-  const url = process.env.DATABASE_URL;
-  if (!url) throw new Error('DATABASE_URL is not set');
-  const setting = (process.env.SEED_DEMO ?? '').trim().toLowerCase();
-  if (!['', 'true', 'false'].includes(setting)) {
-    throw new Error(`SEED_DEMO must be true or false, got '${process.env.SEED_DEMO}'`);
-  }
-  if (setting === 'false') {
+  const { DATABASE_URL: url, SEED_DEMO: seedDemo, PORT: port } = readVariables(['DATABASE_URL', 'SEED_DEMO', 'PORT']);
+  if (!seedDemo) {
     console.error('[seed] SEED_DEMO=false: no demo data');
     return;
   }
@@ -30,7 +26,6 @@ async function main(): Promise<void> {
       console.error(`[seed] the database has ${outcome.schemes} schemes: no demo data loaded`);
       return;
     }
-    const port = process.env.PORT || '3000';
     console.error(
       `[seed] demo data loaded: ${outcome.rows} rows and ${outcome.documents} search documents in ${((Date.now() - started) / 1000).toFixed(1)} s; try curl -s localhost:${port}/Schemes/${encodeId('Scheme', outcome.firstSchemeKey)}`,
     );

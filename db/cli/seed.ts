@@ -2,6 +2,7 @@ import { createKnex } from '../knex';
 import { migrateAndSeed } from '../migrate';
 import { generateData } from '../seeds/generated-data.seed';
 import { rebuildAllDocuments } from '../search/search-indexer';
+import { readVariables } from '../../infra/config/environment';
 
 /** `npm run seed -- --schemes N [--seed S] [--skip-search]`: generated data, then its search documents. */
 function arg(name: string, fallback: number): number {
@@ -13,8 +14,8 @@ function arg(name: string, fallback: number): number {
 }
 
 async function main(): Promise<void> {
-  const url = process.env.DATABASE_URL;
-  if (!url) throw new Error('DATABASE_URL is not set: `npm run seed` (scripts/seed.sh) finds the local stores');
+  // `npm run seed` (scripts/seed.sh) finds the local stores and sets DATABASE_URL.
+  const { DATABASE_URL: url } = readVariables(['DATABASE_URL']);
   const schemes = arg('schemes', 1000);
   const seed = arg('seed', 42);
   const knex = createKnex(url, 4);

@@ -3,9 +3,11 @@ import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from '../../domain/webhook
 
 /**
  * Every environment variable a process of the service reads, declared once with envalid: its
- * parser, default and description. `loadConfig` turns the cleaned values into an AppConfig, and
- * `environmentTable` renders docs/configuration.md's table from the same declarations (a test
- * keeps the two equal), so no setting is read without being documented.
+ * parser, default and description, in the group of the processes that read it. Nothing else reads
+ * process.env (a test keeps it so): `loadConfig` turns ENVIRONMENT into the AppConfig type and
+ * values, `readVariables` cleans the few others where their process needs them, and
+ * `environmentTable` renders docs/configuration.md's table from the same declarations (a test keeps
+ * the two equal), so no setting is read without being documented.
  */
 
 export class ConfigError extends Error {}
@@ -411,52 +413,6 @@ export const ENVIRONMENT = {
   }),
 };
 
-/** Read by one process kind's entry point rather than by loadConfig; documented with the rest. */
-export const PROCESS_ENVIRONMENT: Record<string, { default: string; desc: string }> = {
-  API_PROCESSES: { default: '1', desc: 'API processes sharing the port under one primary (node:cluster)' },
-  COMMAND_WORKER_PROCESSES: { default: '1', desc: 'command worker processes under one primary' },
-  COMMAND_LOCK_DURATION_MS: { default: 'WORKER_LOCK_DURATION_MS', desc: 'command workers only' },
-  COMMAND_STALLED_INTERVAL_MS: { default: 'WORKER_STALLED_INTERVAL_MS', desc: 'command workers only' },
-  SEED_DEMO: {
-    default: 'true',
-    desc: '`npm start` loads the demo data set (300 schemes and their records) into a database without schemes; `false` skips it',
-  },
-};
-
-/** The cleaned environment; every invalid or missing variable in one ConfigError. */
-export function readEnvironment(env: Record<string, string | undefined>) {
-  // Empty strings mean "unset", as a shell's `VAR=` or a compose `${VAR:-}` gives them.
-  const given = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
-  return cleanEnv(given, ENVIRONMENT, {
-    reporter: ({ errors }) => {
-      const problems = Object.entries(errors).map(([name, err]) =>
-        err && err.name === 'EnvMissingError'
-          ? `${name} is not set`
-          : `${name} ${err?.message ?? 'is invalid'}, got '${given[name]}'`,
-      );
-      if (problems.length) throw new ConfigError(problems.join('; '));
-    },
-  });
-}
-
-function defaultText(spec: ValidatorSpec<unknown>): string {
-  if (!('default' in spec)) return 'required';
-  if (spec.default === undefined || spec.default === '') return '—';
-  return `\`${String(spec.default)}\``;
-}
-
-/** The Markdown table of docs/configuration.md, from the declarations above. */
-export function environmentTable(): string {
-  const declared = { ...ENVIRONMENT, ...TRACING_ENVIRONMENT } as Record<string, ValidatorSpec<unknown>>;
-  const rows = Object.entries(declared).map(
-    ([name, spec]) => `| \`${name}\` | ${defaultText(spec)} | ${spec.desc ?? ''} |`,
-  );
-  const process = Object.entries(PROCESS_ENVIRONMENT).map(
-    ([name, spec]) => `| \`${name}\` | \`${spec.default}\` | ${spec.desc} |`,
-  );
-  return ['| variable | default | meaning |', '| --- | --- | --- |', ...rows, ...process].join('\n');
-}
-
 const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'];
 const SAMPLERS = [
   'parentbased_always_on',
@@ -516,6 +472,118 @@ export const TRACING_ENVIRONMENT = {
   OTEL_SDK_DISABLED: bool({ default: false, desc: '`true` keeps tracing off whatever else is set' }),
 };
 
+/** `true` or `false` in any case, around spaces; empty: the default. */
+const trueOrFalse = makeValidator<boolean>((raw) => {
+  const value = raw.trim().toLowerCase();
+  if (value === 'true' || value === '') return true;
+  if (value === 'false') return false;
+  throw new EnvError('must be true or false');
+});
+
+/** Read by an entry point before it loads the configuration: how many copies of itself to run. */
+export const ENTRY_POINT_ENVIRONMENT = {
+  API_PROCESSES: positive({ default: 1, desc: 'API processes sharing the port under one primary (node:cluster)' }),
+  COMMAND_WORKER_PROCESSES: positive({ default: 1, desc: 'command worker processes under one primary' }),
+};
+
+/** Read by command worker processes only (infra/config/command-worker-config.ts). */
+export const COMMAND_WORKER_ENVIRONMENT = {
+  COMMAND_LOCK_DURATION_MS: positive({
+    default: undefined,
+    desc: 'command workers only: WORKER_LOCK_DURATION_MS for the `commands` queue (default `WORKER_LOCK_DURATION_MS`)',
+  }),
+  COMMAND_STALLED_INTERVAL_MS: positive({
+    default: undefined,
+    desc: 'command workers only: WORKER_STALLED_INTERVAL_MS for the `commands` queue (default `WORKER_STALLED_INTERVAL_MS`)',
+  }),
+  COMMAND_TEST_PAUSE_MS: positive({
+    default: undefined,
+    desc: 'test only, ignored when NODE_ENV=production: a command worker holds every command this long at COMMAND_TEST_PAUSE_AT, so a test can kill it mid-command',
+  }),
+  COMMAND_TEST_PAUSE_AT: str({
+    default: 'before-commit',
+    choices: ['before-commit', 'after-commit'],
+    desc: 'test only: where COMMAND_TEST_PAUSE_MS holds a command, `before-commit` or `after-commit` (read only with it)',
+  }),
+};
+
+/** Read by `node dist/db/cli/seed-demo.js`, which `npm start` runs after the migration. */
+export const SEED_ENVIRONMENT = {
+  SEED_DEMO: trueOrFalse({
+    default: true,
+    desc: '`npm start` loads the demo data set (300 schemes and their records) into a database without schemes; `false` skips it',
+  }),
+};
+
+/** Every declared variable: each group above once, in the order of the documentation's table. */
+export const DECLARED = {
+  ...ENVIRONMENT,
+  ...TRACING_ENVIRONMENT,
+  ...ENTRY_POINT_ENVIRONMENT,
+  ...COMMAND_WORKER_ENVIRONMENT,
+  ...SEED_ENVIRONMENT,
+};
+
+/** The group declarations, for a test that no name is declared twice (a spread would hide it). */
+export const DECLARATION_GROUPS = [
+  ENVIRONMENT,
+  TRACING_ENVIRONMENT,
+  ENTRY_POINT_ENVIRONMENT,
+  COMMAND_WORKER_ENVIRONMENT,
+  SEED_ENVIRONMENT,
+] as const;
+
+type Declared = typeof DECLARED;
+export type Environment = Record<string, string | undefined>;
+
+/** `specs` cleaned out of `env`: every invalid or missing variable named in one ConfigError. */
+function clean<S extends Record<string, ValidatorSpec<unknown>>>(env: Environment, specs: S) {
+  // Empty strings mean "unset", as a shell's `VAR=` or a compose `${VAR:-}` gives them.
+  const given = Object.fromEntries(
+    Object.keys(specs)
+      .filter((name) => env[name] !== undefined && env[name] !== '')
+      .map((name) => [name, env[name]]),
+  );
+  return cleanEnv(given, specs, {
+    reporter: ({ errors }) => {
+      const problems = Object.entries(errors).map(([name, err]) =>
+        err && err.name === 'EnvMissingError'
+          ? `${name} is not set`
+          : `${name} ${err?.message ?? 'is invalid'}, got '${given[name]}'`,
+      );
+      if (problems.length) throw new ConfigError(problems.join('; '));
+    },
+  });
+}
+
+/** The cleaned environment every process reads (loadConfig); every invalid or missing variable in one ConfigError. */
+export function readEnvironment(env: Environment) {
+  return clean(env, ENVIRONMENT);
+}
+
+/**
+ * The named variables only, cleaned by their declarations: for what a process reads besides (or
+ * before) loadConfig. `env` is the process's environment unless a test gives one.
+ */
+export function readVariables<K extends keyof Declared>(names: readonly K[], env: Environment = process.env) {
+  const specs = Object.fromEntries(names.map((name) => [name, DECLARED[name]])) as Pick<Declared, K>;
+  return clean(env, specs);
+}
+
+function defaultText(spec: ValidatorSpec<unknown>): string {
+  if (!('default' in spec)) return 'required';
+  if (spec.default === undefined || spec.default === '') return '—';
+  return `\`${String(spec.default)}\``;
+}
+
+/** The Markdown table of docs/configuration.md, from the declarations above. */
+export function environmentTable(): string {
+  const rows = Object.entries(DECLARED as Record<string, ValidatorSpec<unknown>>).map(
+    ([name, spec]) => `| \`${name}\` | ${defaultText(spec)} | ${spec.desc ?? ''} |`,
+  );
+  return ['| variable | default | meaning |', '| --- | --- | --- |', ...rows].join('\n');
+}
+
 /** What a process's tracing is made of, when the environment turns it on. */
 export interface TracingSettings {
   serviceName: string;
@@ -529,22 +597,9 @@ export interface TracingSettings {
  * The tracing settings of a process kind (`component`), or undefined when tracing is off: no
  * endpoint, or OTEL_SDK_DISABLED=true. An invalid value is a ConfigError naming it.
  */
-export function readTracingEnvironment(
-  env: Record<string, string | undefined>,
-  component: string,
-): TracingSettings | undefined {
-  const given = Object.fromEntries(
-    Object.keys(TRACING_ENVIRONMENT)
-      .filter((name) => env[name] !== undefined && env[name] !== '')
-      .map((name) => [name, env[name]]),
-  );
-  if (!given.OTEL_EXPORTER_OTLP_ENDPOINT && !given.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return undefined;
-  const clean = cleanEnv(given, TRACING_ENVIRONMENT, {
-    reporter: ({ errors }) => {
-      const problems = Object.entries(errors).map(([name, err]) => `${name} ${err?.message}, got '${given[name]}'`);
-      if (problems.length) throw new ConfigError(problems.join('; '));
-    },
-  });
+export function readTracingEnvironment(env: Environment, component: string): TracingSettings | undefined {
+  if (!env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return undefined;
+  const clean = readVariables(Object.keys(TRACING_ENVIRONMENT) as (keyof typeof TRACING_ENVIRONMENT)[], env);
   if (clean.OTEL_SDK_DISABLED) return undefined;
   const ratio = clean.OTEL_TRACES_SAMPLER_ARG === '' ? 1 : Number(clean.OTEL_TRACES_SAMPLER_ARG);
   if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
@@ -560,4 +615,9 @@ export function readTracingEnvironment(
     samplerRatio: ratio,
     scheduledDelayMillis: clean.OTEL_BSP_SCHEDULE_DELAY,
   };
+}
+
+/** This process's tracing settings (readTracingEnvironment of its environment). */
+export function tracingSettings(component: string): TracingSettings | undefined {
+  return readTracingEnvironment(process.env, component);
 }

@@ -3,27 +3,15 @@
  * declaration of every variable in environment.ts. A pure function of the env object so tests can
  * build configs without touching process.env.
  */
-import { ConfigError, readEnvironment } from './environment';
+import { ConfigError, readEnvironment, type Environment } from './environment';
 import { parseRetrySchedule } from '../../domain/webhooks/retry-schedule';
 import type { SubscriptionLimits } from '../../domain/webhooks/subscription';
 
 export type MockRole = 'Admin' | 'User' | 'none';
 
-export interface AuthConfig {
-  mock: boolean;
-  mockRole: MockRole;
-  issuerBaseURL?: string;
-  issuer?: string;
-  jwksUri?: string;
-  audience?: string;
-  secret?: string;
-  tokenSigningAlg?: string;
-  rolesClaim: string;
-}
-
 /**
- * Where the service's Redis is (DESIGN §14): one server by URL, or a Redis Cluster by its seed nodes.
- * infra/redis.ts turns either into connections and queue prefixes.
+ * Where the service's Redis is (DESIGN §14): one server by URL, a Redis Cluster by its seed nodes,
+ * or a server behind Sentinel. infra/redis.ts turns each into connections and queue prefixes.
  */
 export type RedisTarget =
   | { url: string }
@@ -36,92 +24,12 @@ export interface RedisDurability {
   timeoutMs: number;
 }
 
-export interface AppConfig {
-  port: number;
-  databaseUrl: string;
-  /** Hot standbys the API reads from (DESIGN §14): none, one or several. */
-  replicas: { urls: string[]; waitMs: number; maxLagMs: number };
-  redis: RedisTarget;
-  /** Replicas that must acknowledge published events before they count as published (REDIS_WAIT_*). */
-  redisDurability: RedisDurability;
-  /** Prefix of every BullMQ key: lets several deployments (or test files) share one Redis. */
-  queuePrefix: string;
-  production: boolean;
-  logLevel: string;
-  /** One `info` line per request (ACCESS_LOG); off: only 5xx requests are logged, the rest at debug. */
-  accessLog: boolean;
-  /** Origins allowed by CORS (CORS_ORIGINS): `*`, or exact origins; empty: CORS off. */
-  corsOrigins: '*' | string[];
-  auth: AuthConfig;
-  commandTimeoutMs: number;
-  maxTop: number;
-  /** Jobs one worker process runs at once. */
-  workerConcurrency: number;
-  dbPoolMax: number;
-  /**
-   * How long a command worker gathers committed events before publishing them together: one queue
-   * round trip and a burst the event workers take in one go, instead of a trickle of single jobs
-   * competing with the next request for the CPU. 0 publishes right after each completion.
-   */
-  eventPublishWindowMs: number;
-  /**
-   * How soon a job of a dead worker process runs again (BullMQ's lock duration and stalled-check
-   * interval; its 30 s defaults when unset). Every worker of a queue should use the same values.
-   */
-  stalledRecovery: { lockDuration?: number; stalledInterval?: number };
-  limits: LimitsConfig;
-  /** `POST /$batch` (DESIGN §12): requests and bytes per batch, and how long the API awaits one. */
-  batch: BatchConfig;
-  /** GET /Changes (DESIGN §16): heartbeat, safety poll, listener limits, per-stream buffer (api/changes). */
-  changes: {
-    /** A comment line this often on every open stream (CHANGES_HEARTBEAT_MS). */
-    heartbeatMs: number;
-    /** The safety net: the log is read this often even without a notification (CHANGES_POLL_MS). */
-    pollMs: number;
-    /** Open streams this process serves at once (CHANGES_MAX_LISTENERS); more answer 503. */
-    maxListeners: number;
-    /** Open streams of one caller in this process (CHANGES_MAX_LISTENERS_PER_SUBJECT); more answer 429. */
-    maxPerSubject: number;
-    /** Bytes a stream may have waiting to be written before it is dropped (CHANGES_MAX_BUFFER_BYTES). */
-    maxBufferBytes: number;
-    /** A stream with bytes waiting whose client takes none for this long is dropped (CHANGES_STALL_MS). */
-    stallMs: number;
-    /** Each open stream's caller is checked again this often (CHANGES_ROLE_RECHECK_MS). */
-    roleRecheckMs: number;
-  };
-  /** Interface the API listens on: 127.0.0.1 whenever mock authentication is on (DESIGN §13). */
-  listenHost: string;
-  /** Bull Board shows queues but refuses job actions unless BULL_BOARD_READ_ONLY=false. */
-  bullBoardReadOnly: boolean;
-  /** The OIDC login in front of Bull Board (BULL_BOARD_OIDC_*); absent: bearer tokens only. */
-  bullBoardLogin?: BullBoardLoginConfig;
-  /** HMAC key over every command payload; workers refuse a command whose signature fails. */
-  commandSigningKey: string;
-  /**
-   * `GET /metrics` on the API (METRICS_ENABLED); worker processes' own metrics port (METRICS_PORT);
-   * the scrapes the API merges into its own, by process kind (METRICS_PEERS).
-   */
-  metrics: { enabled: boolean; port?: number; peers: MetricsPeer[] };
-  /** How long published outbox rows and finished command-log rows are kept (the idempotency window). */
-  retention: { outboxMs: number; commandLogMs: number; deliveriesMs: number; intervalMs: number };
-  /** Outward webhooks (DESIGN §16). */
-  webhooks: WebhooksConfig;
-}
-
-export interface WebhooksConfig {
-  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: the private-network guard is off (development and tests). */
-  allowPrivateNetworks: boolean;
-  /** WEBHOOK_RETRY_SCHEDULE in ms: a delivery has `length + 1` attempts. */
-  retrySchedule: number[];
-  timeoutMs: number;
-  concurrency: number;
-  /** WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: deliveries to one subscription at once, per process. */
-  concurrencyPerSubscription: number;
-  /** WEBHOOK_SLOW_LANE_CONCURRENCY (below WEBHOOK_CONCURRENCY): failing or slow subscriptions' deliveries at once. */
-  slowLaneConcurrency: number;
-  maxSubscriptions: number;
-  limits: SubscriptionLimits;
-}
+/**
+ * The configuration of every process: what loadConfig makes of the declarations in environment.ts
+ * (their types follow the parsers there), so no field is declared a second time by hand.
+ */
+export type AppConfig = ReturnType<typeof loadConfig>;
+export type AuthConfig = AppConfig['auth'];
 
 /** A process whose metrics the API's `/metrics` merges in: its kind (the `process` label) and scrape URL. */
 export interface MetricsPeer {
@@ -129,52 +37,14 @@ export interface MetricsPeer {
   url: string;
 }
 
-/** DESIGN §15: Bull Board's OIDC login (authorization code + PKCE) and its session cookie. */
-export interface BullBoardLoginConfig {
-  issuer: string;
-  clientId: string;
-  /** Absent: a public client, PKCE only. */
-  clientSecret?: string;
-  scopes: string;
-  /** Origin browsers reach the API at; the redirect URI and the cookies' Secure flag derive from it. */
-  publicUrl: string;
-  sessionSecret: string;
-  sessionTtlSeconds: number;
-}
-
-/** The limits of DESIGN §13: each has an environment variable and answers a 4xx naming it. */
 /** `POST /$batch` (DESIGN §12, §13): its size, the API's wait, and the budget of its reads. */
-export interface BatchConfig {
-  maxRequests: number;
-  maxBytes: number;
-  timeoutMs: number;
-  /** BATCH_MAX_READ_ROWS: the rows its GETs may read, estimated before anything runs. */
-  maxReadRows: number;
-  /** BATCH_READ_TIMEOUT_MS: the time its GETs may take in all. */
-  readTimeoutMs: number;
-  /** BATCH_GROUP_READ_TIMEOUT_MS: the time the GETs of one atomicity group may take in all. */
-  groupReadTimeoutMs: number;
-}
-
-export interface LimitsConfig {
-  maxExpandDepth: number;
-  maxExpansions: number;
-  maxExpandTop: number;
-  maxSyntaxNodes: number;
-  maxSkip: number;
-  statementTimeoutMs: number;
-  maxResponseBytes: number;
-  maxPatchOperations: number;
-  maxPatchedDocumentBytes: number;
-  maxGeometryLength: number;
-  maxGeometryVertices: number;
-  maxGeometryDepth: number;
-  /** Requests per subject per minute; 0 turns the limiter off. */
-  rateLimitPerMinute: number;
-  maxPendingCommandsPerSubject: number;
-  maxExportsPerSubject: number;
-  exportStallMs: number;
-}
+export type BatchConfig = AppConfig['batch'];
+/** The limits of DESIGN §13: each has an environment variable and answers a 4xx naming it. */
+export type LimitsConfig = AppConfig['limits'];
+/** Outward webhooks (DESIGN §16). */
+export type WebhooksConfig = AppConfig['webhooks'];
+/** DESIGN §15: Bull Board's OIDC login (authorization code + PKCE) and its session cookie. */
+export type BullBoardLoginConfig = NonNullable<ReturnType<typeof bullBoardLoginOf>>;
 
 export { ConfigError };
 
@@ -192,7 +62,7 @@ export function assertAuthConfigured(auth: AuthConfig): void {
   if (!auth.audience) throw new ConfigError('AUTH_AUDIENCE is required when authentication is on');
 }
 
-export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
+export function loadConfig(env: Environment = process.env) {
   const e = readEnvironment(env);
   const production = e.NODE_ENV === 'production';
   const redis = redisTargetOf(e.REDIS_URL, e.REDIS_CLUSTER_NODES, e.REDIS_SENTINELS, e.REDIS_SENTINEL_NAME);
@@ -218,9 +88,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisDurability: redisDurabilityOf(redis, e.REDIS_WAIT_REPLICAS, e.REDIS_WAIT_TIMEOUT_MS),
     queuePrefix: e.QUEUE_PREFIX,
     production,
-    logLevel: e.LOG_LEVEL || (e.NODE_ENV === 'test' ? 'warn' : 'info'),
+    logLevel: logLevelOf(e),
     accessLog: e.ACCESS_LOG,
-    corsOrigins: e.CORS_ORIGINS === '*' ? '*' : e.CORS_ORIGINS.split(',').filter((origin) => origin !== ''),
+    /** CORS_ORIGINS: `*`, or exact origins; empty: CORS off. */
+    corsOrigins: e.CORS_ORIGINS === '*' ? ('*' as const) : e.CORS_ORIGINS.split(',').filter((origin) => origin !== ''),
     auth: {
       mock,
       mockRole: e.AUTH_MOCK_ROLE as MockRole,
@@ -236,7 +107,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxTop: e.MAX_TOP,
     workerConcurrency: e.WORKER_CONCURRENCY,
     dbPoolMax: e.DB_POOL_MAX,
+    /**
+     * A command worker gathers committed events this long before publishing them together: one
+     * queue round trip and a burst the event workers take in one go, instead of a trickle of single
+     * jobs competing with the next request for the CPU. 0 publishes right after each completion.
+     */
     eventPublishWindowMs: e.EVENT_PUBLISH_WINDOW_MS,
+    /** BullMQ's lock duration and stalled-check interval (its 30 s defaults when unset): the same for every worker of a queue. */
     stalledRecovery: { lockDuration: e.WORKER_LOCK_DURATION_MS, stalledInterval: e.WORKER_STALLED_INTERVAL_MS },
     limits: {
       maxExpandDepth: e.MAX_EXPAND_DEPTH,
@@ -273,8 +150,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       readTimeoutMs: e.BATCH_READ_TIMEOUT_MS,
       groupReadTimeoutMs: e.BATCH_GROUP_READ_TIMEOUT_MS,
     },
+    /** 127.0.0.1 whenever mock authentication is on (DESIGN §13). */
     listenHost: e.LISTEN_HOST || (mock ? '127.0.0.1' : '0.0.0.0'),
     bullBoardReadOnly: e.BULL_BOARD_READ_ONLY,
+    /** The OIDC login in front of Bull Board; absent: bearer tokens only. */
     ...(bullBoardLogin ? { bullBoardLogin } : {}),
     commandSigningKey: e.COMMAND_SIGNING_KEY,
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT, peers: metricsPeersOf(e.METRICS_PEERS) },
@@ -286,6 +165,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     webhooks: {
       allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+      /** In ms: a delivery has `length + 1` attempts. */
       retrySchedule: parseRetrySchedule(e.WEBHOOK_RETRY_SCHEDULE),
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       concurrency: e.WEBHOOK_CONCURRENCY,
@@ -297,7 +177,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         maxUrlLength: e.WEBHOOK_MAX_URL_LENGTH,
         maxEventPatterns: e.WEBHOOK_MAX_EVENT_PATTERNS,
         maxDescriptionLength: e.WEBHOOK_MAX_DESCRIPTION_LENGTH,
-      },
+      } satisfies SubscriptionLimits,
     },
   };
 }
@@ -309,6 +189,11 @@ function metricsPeersOf(items: string): MetricsPeer[] {
     const equals = item.indexOf('=');
     return { process: item.slice(0, equals), url: item.slice(equals + 1) };
   });
+}
+
+/** LOG_LEVEL, else `warn` under NODE_ENV=test and `info` otherwise. */
+export function logLevelOf(e: { LOG_LEVEL: string; NODE_ENV: string }): string {
+  return e.LOG_LEVEL || (e.NODE_ENV === 'test' ? 'warn' : 'info');
 }
 
 /** host:port items, already validated. */
@@ -361,10 +246,7 @@ const LOGIN_SETTINGS = [
  * The Bull Board login: on when BULL_BOARD_OIDC_ISSUER is set, and then complete or refused at
  * start (a session cookie without its secret, or a redirect URI nobody can reach, is no login).
  */
-function bullBoardLoginOf(
-  e: ReturnType<typeof readEnvironment>,
-  mode: { mock: boolean; production: boolean },
-): BullBoardLoginConfig | undefined {
+function bullBoardLoginOf(e: ReturnType<typeof readEnvironment>, mode: { mock: boolean; production: boolean }) {
   if (!e.BULL_BOARD_OIDC_ISSUER) {
     const stray = LOGIN_SETTINGS.filter((name) => e[name]);
     if (stray.length) throw new ConfigError(`${stray.join(', ')} need BULL_BOARD_OIDC_ISSUER (the Bull Board login)`);

@@ -1,4 +1,4 @@
-import { readTracingEnvironment } from '../config/environment';
+import { tracingSettings } from '../config/environment';
 import type { Tracing } from './tracing-types';
 
 /**
@@ -30,9 +30,9 @@ export function tracing(): Tracing {
  * process kind (`api`, `commands`, …): the service name is `emapi-<component>` unless
  * OTEL_SERVICE_NAME is set.
  */
-export async function startTracing(component: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function startTracing(component: string): Promise<void> {
   // An invalid OTEL_* value throws a ConfigError: the process refuses to start, as for any setting.
-  const settings = readTracingEnvironment(env, component);
+  const settings = tracingSettings(component);
   if (!settings) return;
   const { startOtelSdk } = await import('./otel-sdk');
   current = startOtelSdk(settings);

@@ -1,6 +1,7 @@
 import { Worker, type BackoffStrategy } from 'bullmq';
 import { queuePrefix, withBullConnection } from '../../infra/redis';
-import { isClusterPrimary, processCount, runClusterPrimary } from '../../infra/cluster-primary';
+import { isClusterPrimary, runClusterPrimary } from '../../infra/cluster-primary';
+import { primaryLogLevel, processCount, type ProcessCountVariable } from '../../infra/config/entry-point-config';
 import type { Knex } from 'knex';
 import { createKnex } from '../../db/knex';
 import { createLogger, type Logger } from '../../infra/logger';
@@ -42,7 +43,7 @@ function workerContext(config: AppConfig, component: string, metrics: Registry |
 
 export interface WorkerProcessOptions {
   /** Environment variable naming how many processes to run under one primary (default one, no primary). */
-  processesVariable?: string;
+  processesVariable?: ProcessCountVariable;
 }
 
 /** Where the primary serves its processes' metrics: METRICS_PORT, when the configuration reads. */
@@ -66,7 +67,7 @@ function primaryMetricsAt(logger: Logger): { port: number; host: string } | unde
 export function runWorkerProcess(name: string, start: WorkerStart, options: WorkerProcessOptions = {}): void {
   const processes = options.processesVariable ? processCount(options.processesVariable) : 1;
   if (processes > 1 && isClusterPrimary()) {
-    const logger = createLogger(`${name}-primary`, process.env.LOG_LEVEL || 'info');
+    const logger = createLogger(`${name}-primary`, primaryLogLevel());
     runClusterPrimary(processes, logger, { metricsAt: primaryMetricsAt(logger) });
     return;
   }
