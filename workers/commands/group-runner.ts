@@ -23,11 +23,12 @@ import { createUnitOfWork, type Called, type HandlerCall, type TestPause } from 
 import type { WriteOrigin } from '../../domain/commands/write-origin';
 
 /**
- * An atomicity group of a `$batch` (DESIGN §12): one command in one transaction. Its requests apply
- * in order on the transaction (a GET in it sees the writes before it); the first that fails rolls
- * everything back and is the group's outcome. On success the events of every write go to the
- * outbox and the result of every request to the command log, in the one closing statement a single
- * command uses, so a redelivered batch finds the group recorded and applies nothing again.
+ * An atomicity group of a `$batch` (DESIGN §12): one unit of work (unit-of-work.ts) with one handler
+ * call per request, as a lone command is one with one call. Its requests apply in order on the
+ * transaction (a GET in it sees the writes before it); the first that fails rolls everything back
+ * and is the group's outcome. On success the events of every write go to the outbox and the result
+ * of every request to the command log, in the one closing statement a single command uses, so a
+ * redelivered batch finds the group recorded and applies nothing again.
  */
 
 type Success = Extract<CommandResult, { ok: true }>;
