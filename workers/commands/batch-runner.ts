@@ -24,7 +24,8 @@ import { ResponseBudget, representation } from './response-budget';
 import { ReadClock, withinBudgets } from './read-clock';
 import { CONSISTENCY_TOKEN_HEADER, consistencyTokenNow } from '../../db/replicas/consistency-token';
 import type { BatchJournal } from './batch-journal';
-import { replayOf, type CommandRunner, type RunOptions } from './command-runner';
+import type { CommandRunner, RunOptions } from './command-runner';
+import { replayOf } from './unit-of-work';
 import type { GroupRunner, GroupStepResult } from './group-runner';
 
 /**

@@ -1,18 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
-import { Model } from 'objection';
 import type { Command, CommandName, CommandResult } from '../../domain/commands/command';
 import { entityByName, type EntityDefinition } from '../../domain/entities';
-import { DomainError, conflict } from '../../domain/errors/domain-error';
 import { eventName, type DomainEvent } from '../../domain/events/domain-event';
 import { encodeId } from '../../domain/ids/id-codec';
-import { IDEMPOTENCY_KEY_REUSED } from '../../domain/writes/command-ids';
 import { DEFAULT_PATCH_LIMITS, type PatchLimits } from '../../domain/writes/json-patch';
 import { DEFAULT_GEOMETRY_LIMITS, type GeometryLimits } from '../../domain/writes/geometry-limits';
-import { storableText } from '../../domain/text/storable-text';
-import { findCommand, recordCommand, recordResult, type CommandLogEntry } from '../../db/commands/command-log';
-import { isRetryableDbError, translateDbError } from '../../db/commands/db-errors';
+import { translateDbError } from '../../db/commands/db-errors';
 import type { Logger } from '../../infra/logger';
 import type { WriteOrigin } from '../../domain/commands/write-origin';
 import type { Applied, CommandHandler } from './command-handler';
@@ -20,13 +14,12 @@ import { createEntity } from './create-entity.handler';
 import { deleteEntity } from './delete-entity.handler';
 import { patchEntity } from './patch-entity.handler';
 import { replaceEntity } from './replace-entity.handler';
+import { createUnitOfWork, type HandlerCall, type TestPause } from './unit-of-work';
 
 /**
- * Runs one command exactly once (DESIGN §1, §11): apply it, then write its event to the outbox and
- * its result to command_log, all in one transaction. A redelivery (stalled job, Idempotency-Key
- * repeat) finds the recorded result and returns it: up front when it may have run before, or at
- * the end, when its command_log insert finds the id taken and everything it did is rolled back.
- * Domain failures are results too (no retry); infrastructure errors throw so BullMQ retries the job.
+ * Runs one command exactly once (DESIGN §1, §11): a unit of work (unit-of-work.ts) of one handler
+ * call, its event and its command_log record. A database error its checks could not foresee (a
+ * unique value taken by a concurrent write) is the client's failure, recorded as such.
  */
 
 export const HANDLERS: Record<CommandName, CommandHandler> = {
@@ -36,17 +29,8 @@ export const HANDLERS: Record<CommandName, CommandHandler> = {
   delete: deleteEntity,
 };
 
-/** Deadlocks and serialization failures are resolved by running the transaction again. */
-export const MAX_TRANSACTION_ATTEMPTS = 3;
-
-/**
- * Test-only: hold a command open at a point of its life so a test can kill the process there
- * (set by workers/commands/main.ts from COMMAND_TEST_PAUSE_MS / COMMAND_TEST_PAUSE_AT).
- */
-export interface TestPause {
-  at: 'before-commit' | 'after-commit';
-  ms: number;
-}
+/** Re-exported for command-process.ts, which reads it from the environment. */
+export type { TestPause };
 
 export interface CommandRunnerDeps {
   knex: Knex;
@@ -67,17 +51,11 @@ export interface RunOptions {
   logger?: Logger;
 }
 
+type Success = Extract<CommandResult, { ok: true }>;
+
 export type CommandRunner = (command: Command, options?: RunOptions) => Promise<CommandResult>;
 
-/** Thrown inside the transaction to roll it back: an earlier delivery recorded this command. */
-export class AlreadyRecorded extends Error {}
-
-interface Outcome {
-  result: CommandResult;
-  events: DomainEvent[];
-}
-
-export function successOf(entity: EntityDefinition, applied: Applied): Extract<CommandResult, { ok: true }> {
+export function successOf(entity: EntityDefinition, applied: Applied): Success {
   return {
     ok: true,
     entity: entity.name,
@@ -104,93 +82,28 @@ export function eventOf(command: Command, entity: EntityDefinition, applied: App
   };
 }
 
-/** The recorded result of an earlier delivery; a key reused for another request is a conflict. */
-export function replayOf<R>(
-  entry: CommandLogEntry<R>,
-  command: Pick<Command, 'commandId' | 'requestHash'>,
-): R | CommandResult {
-  if ((entry.requestHash ?? null) !== (command.requestHash ?? null)) {
-    return {
-      ok: false,
-      failure: conflict([IDEMPOTENCY_KEY_REUSED]).toFailure(),
-    };
-  }
-  if (!entry.result) throw new Error(`command ${command.commandId} is logged without a result`);
-  return entry.result;
-}
-
 export function createCommandRunner(deps: CommandRunnerDeps): CommandRunner {
-  const pause = async (at: TestPause['at'], command: Command, logger: Logger) => {
-    if (deps.testPause?.at !== at) return;
-    logger.warn({ commandId: command.commandId, at, ms: deps.testPause.ms }, 'test pause');
-    await sleep(deps.testPause.ms);
-  };
-
-  async function applyOnce(
-    trx: Knex.Transaction,
-    command: Command,
-    entity: EntityDefinition,
-    logger: Logger,
-  ): Promise<Outcome> {
-    const applied = await HANDLERS[command.name]({
-      trx,
-      command,
-      entity,
-      patchLimits: deps.patchLimits ?? DEFAULT_PATCH_LIMITS,
-      geometryLimits: deps.geometryLimits ?? DEFAULT_GEOMETRY_LIMITS,
-    });
-    const result = successOf(entity, applied);
-    const event = eventOf(command, entity, applied);
-    if (!(await recordCommand(trx, command, result, [event]))) throw new AlreadyRecorded();
-    await pause('before-commit', command, logger);
-    return { result, events: [event] };
-  }
-
-  async function recorded(command: Command): Promise<CommandResult | null> {
-    const earlier = await findCommand(deps.knex, command.commandId);
-    return earlier ? replayOf(earlier, command) : null;
-  }
-
-  async function recordFailed(command: Command, error: DomainError): Promise<CommandResult> {
-    // Messages may quote what the client sent: whatever it was, the record must be storable.
-    const failure = error.toFailure();
-    const result: CommandResult = { ok: false, failure: { ...failure, errors: failure.errors.map(storableText) } };
-    const earlier = await recordResult(deps.knex, command, result);
-    return earlier ? replayOf(earlier, command) : result;
-  }
+  const runUnit = createUnitOfWork(deps);
+  const patchLimits = deps.patchLimits ?? DEFAULT_PATCH_LIMITS;
+  const geometryLimits = deps.geometryLimits ?? DEFAULT_GEOMETRY_LIMITS;
 
   return async function run(command: Command, options: RunOptions = {}): Promise<CommandResult> {
     if (!Object.hasOwn(HANDLERS, command.name)) throw new Error(`unknown command name '${command.name}'`);
     const entity = entityByName(command.entity);
-    const logger = options.logger ?? deps.logger;
-    // Repeats are expected here; a first delivery skips the lookup (the final insert still guards).
-    if (options.redelivered || command.requestHash) {
-      const replay = await recorded(command);
-      if (replay) return replay;
-    }
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const outcome = await Model.transaction(deps.knex, (trx) => applyOnce(trx, command, entity, logger));
-        if (outcome.events.length) deps.onCommitted(outcome.events, command.origin);
-        await pause('after-commit', command, logger);
-        return outcome.result;
-      } catch (err) {
-        if (err instanceof AlreadyRecorded) {
-          const replay = await recorded(command);
-          if (!replay) throw new Error(`command ${command.commandId} was recorded and then vanished`, { cause: err });
-          return replay;
-        }
-        const failure = err instanceof DomainError ? err : translateDbError(err, entity);
-        if (failure) return recordFailed(command, failure);
-        if (isRetryableDbError(err) && attempt < MAX_TRANSACTION_ATTEMPTS) {
-          logger.info(
-            { commandId: command.commandId, attempt, code: (err as { code?: string }).code },
-            'retrying transaction',
-          );
-          continue;
-        }
-        throw err;
-      }
-    }
+    const handle: HandlerCall<Success> = async (trx) => {
+      const applied = await HANDLERS[command.name]({ trx, command, entity, patchLimits, geometryLimits });
+      return { value: successOf(entity, applied), events: [eventOf(command, entity, applied)] };
+    };
+    const outcome = await runUnit<Success, CommandResult>(
+      {
+        record: command,
+        calls: () => [handle],
+        succeeded: ([result]) => result!,
+        failed: (failure) => ({ ok: false, failure }),
+        translate: (err) => translateDbError(err, entity),
+      },
+      { redelivered: options.redelivered, logger: options.logger ?? deps.logger },
+    );
+    return outcome.result;
   };
 }

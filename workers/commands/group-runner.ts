@@ -1,6 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
-import { Model } from 'objection';
 import type { BatchCommand, BatchStep } from '../../domain/batch/batch-command';
 import type { CommandResult } from '../../domain/commands/command';
 import { entityByName, type EntityDefinition } from '../../domain/entities';
@@ -10,35 +8,27 @@ import { bulkCreatable, createAll, takeKeys } from '../../db/commands/bulk-creat
 import { DomainError, type Failure } from '../../domain/errors/domain-error';
 import type { DomainEvent } from '../../domain/events/domain-event';
 import { writeAnswer, type Answer, type WriteMethod } from '../../domain/responses/answer';
-import { storableText } from '../../domain/text/storable-text';
 import { DEFAULT_PATCH_LIMITS, type PatchLimits } from '../../domain/writes/json-patch';
 import { DEFAULT_GEOMETRY_LIMITS, type GeometryLimits } from '../../domain/writes/geometry-limits';
-import { findCommand, recordCommand, recordResult, type LoggedCommand } from '../../db/commands/command-log';
-import { isRetryableDbError, translateDbError } from '../../db/commands/db-errors';
+import type { LoggedCommand } from '../../db/commands/command-log';
+import { translateDbError } from '../../db/commands/db-errors';
 import { readOperation, type ReadSettings } from '../../db/query/read-operation';
 import { withTransactionReadTimeout } from '../../db/query/read-timeout';
 import type { Logger } from '../../infra/logger';
 import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-steps';
 import { representation, type ResponseBudget } from './response-budget';
 import { ReadClock, withinBudgets } from './read-clock';
-import {
-  AlreadyRecorded,
-  HANDLERS,
-  MAX_TRANSACTION_ATTEMPTS,
-  eventOf,
-  replayOf,
-  successOf,
-  type RunOptions,
-  type TestPause,
-} from './command-runner';
+import { HANDLERS, eventOf, successOf, type RunOptions } from './command-runner';
+import { createUnitOfWork, type Called, type HandlerCall, type TestPause } from './unit-of-work';
 import type { WriteOrigin } from '../../domain/commands/write-origin';
 
 /**
- * An atomicity group of a `$batch` (DESIGN §12): one command in one transaction. Its requests apply
- * in order on the transaction (a GET in it sees the writes before it); the first that fails rolls
- * everything back and is the group's outcome. On success the events of every write go to the
- * outbox and the result of every request to the command log, in the one closing statement a single
- * command uses, so a redelivered batch finds the group recorded and applies nothing again.
+ * An atomicity group of a `$batch` (DESIGN §12): one unit of work (unit-of-work.ts) with one handler
+ * call per request, as a lone command is one with one call. Its requests apply in order on the
+ * transaction (a GET in it sees the writes before it); the first that fails rolls everything back
+ * and is the group's outcome. On success the events of every write go to the outbox and the result
+ * of every request to the command log, in the one closing statement a single command uses, so a
+ * redelivered batch finds the group recorded and applies nothing again.
  */
 
 type Success = Extract<CommandResult, { ok: true }>;
@@ -82,25 +72,20 @@ export interface GroupRunnerDeps {
   geometryLimits?: GeometryLimits;
 }
 
-/** Thrown inside the transaction: request `index` failed, so the group rolls back. */
-class StepFailed extends Error {
-  constructor(
-    readonly index: number,
-    readonly failure: DomainError,
-  ) {
-    super(failure.message);
-  }
-}
-
-interface Applied {
+/** What one attempt at the group shares between its requests. */
+interface Attempt {
   /** This attempt's own copy of the batch's response budget. */
   budget: ResponseBudget;
   /** This attempt's read time: its transaction holds the group's locks while its GETs run. */
   readClock?: ReadClock;
-  steps: GroupStepResult[];
-  answers: Answer[];
-  events: DomainEvent[];
+  /** Entities created by earlier units and by this attempt's requests so far. */
   created: Map<string, Created>;
+}
+
+/** What a request of the group did: what the log keeps of it, and its answer. */
+interface StepDone {
+  logged: GroupStepResult;
+  answer: Answer;
 }
 
 function loggedOf(group: GroupCommand): LoggedCommand {
@@ -127,6 +112,7 @@ export function createdByGroup(steps: readonly BatchStep[], results: readonly Gr
 }
 
 export function createGroupRunner(deps: GroupRunnerDeps) {
+  const runUnit = createUnitOfWork(deps);
   const patchLimits = deps.patchLimits ?? DEFAULT_PATCH_LIMITS;
   const geometryLimits = deps.geometryLimits ?? DEFAULT_GEOMETRY_LIMITS;
 
@@ -134,33 +120,31 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
     trx: Knex.Transaction,
     group: GroupCommand,
     step: BatchStep,
-    created: Map<string, Created>,
-    applied: Applied,
-  ): Promise<void> {
+    attempt: Attempt,
+  ): Promise<Called<StepDone>> {
     if (step.read) {
-      applied.readClock ??= new ReadClock(deps.groupReadTimeoutMs, 'BATCH_GROUP_READ_TIMEOUT_MS');
+      attempt.readClock ??= new ReadClock(deps.groupReadTimeoutMs, 'BATCH_GROUP_READ_TIMEOUT_MS');
       const answer = await withinBudgets(
-        [group.readClock, applied.readClock],
+        [group.readClock, attempt.readClock],
         deps.readSettings.timeoutMs,
         (timeoutMs) =>
-          readOperation((read) => withTransactionReadTimeout(trx, timeoutMs, read), readOfStep(step, created), {
+          readOperation((read) => withTransactionReadTimeout(trx, timeoutMs, read), readOfStep(step, attempt.created), {
             ...deps.readSettings,
             timeoutMs,
-            budget: applied.budget.next(),
+            budget: attempt.budget.next(),
           }),
       );
-      applied.budget.spend(answer);
-      applied.answers.push(answer);
-      applied.steps.push({ ok: true, read: true });
-      return;
+      attempt.budget.spend(answer);
+      return { value: { logged: { ok: true, read: true }, answer }, events: [] };
     }
-    const command = commandOfStep(group.batch, step, group.commandId, created);
+    const command = commandOfStep(group.batch, step, group.commandId, attempt.created);
     const entity = entityByName(command.entity);
     let result: Success;
+    let event: DomainEvent;
     try {
       const done = await HANDLERS[command.name]({ trx, command, entity, patchLimits, geometryLimits });
       result = successOf(entity, done);
-      applied.events.push(eventOf(command, entity, done));
+      event = eventOf(command, entity, done);
     } catch (err) {
       if (err instanceof DomainError) throw err;
       const failure = translateDbError(err, entity);
@@ -168,16 +152,15 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
       throw err;
     }
     if (command.name === 'create') {
-      created.set(step.id, { entity: entity.name, dbId: result.dbId, encodedId: result.encodedId });
+      attempt.created.set(step.id, { entity: entity.name, dbId: result.dbId, encodedId: result.encodedId });
     }
     const row =
       step.write!.representation && command.name !== 'delete'
-        ? await representation(trx, entity, result.dbId, applied.budget)
+        ? await representation(trx, entity, result.dbId, attempt.budget)
         : null;
     const answer = writeAnswer(step.method as WriteMethod, result, row);
-    applied.budget.spend(answer);
-    applied.answers.push(answer);
-    applied.steps.push(result);
+    attempt.budget.spend(answer);
+    return { value: { logged: result, answer }, events: [event] };
   }
 
   /**
@@ -185,7 +168,7 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
    * (db/commands/bulk-create.ts): one statement per table instead of several per request. Null
    * when the group is not such a group; a failure here is retried request by request.
    */
-  async function applyBulk(trx: Knex.Transaction, group: GroupCommand): Promise<Applied | null> {
+  async function applyBulk(trx: Knex.Transaction, group: GroupCommand): Promise<Called<StepDone>[] | null> {
     const entities = group.steps.map((step) =>
       step.write?.name === 'create' ? entityByName(step.write.entity) : undefined,
     );
@@ -212,111 +195,51 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
     });
     const written = await createAll(trx, creates);
     if (!written) return null;
-    const applied: Applied = { budget: group.budget.copy(), steps: [], answers: [], events: [], created: new Map() };
+    const budget = group.budget.copy();
+    const called: Called<StepDone>[] = [];
     for (const [i, step] of group.steps.entries()) {
       const entity = entities[i]!;
       const done = { dbId: written[i]!.id, verb: 'Created' as const, ...written[i]! };
       const result = successOf(entity, done);
-      applied.events.push(eventOf(commands[i]!, entity, done));
-      const row = step.write!.representation ? await representation(trx, entity, result.dbId, applied.budget) : null;
+      const row = step.write!.representation ? await representation(trx, entity, result.dbId, budget) : null;
       const answer = writeAnswer('POST', result, row);
-      applied.budget.spend(answer);
-      applied.answers.push(answer);
-      applied.steps.push(result);
+      budget.spend(answer);
+      called.push({ value: { logged: result, answer }, events: [eventOf(commands[i]!, entity, done)] });
     }
-    return applied;
+    return called;
   }
 
-  async function applySteps(trx: Knex.Transaction, group: GroupCommand): Promise<Applied> {
-    const created = new Map(group.created);
-    const applied: Applied = { budget: group.budget.copy(), steps: [], answers: [], events: [], created: new Map() };
-    for (const [index, step] of group.steps.entries()) {
-      try {
-        await applyStep(trx, group, step, created, applied);
-      } catch (err) {
-        if (err instanceof DomainError) throw new StepFailed(index, err);
-        throw err;
-      }
-    }
-    return applied;
-  }
-
-  async function applyOnce(
-    trx: Knex.Transaction,
-    group: GroupCommand,
-    bulk: boolean,
-    logger: Logger,
-  ): Promise<Applied> {
-    const applied = (bulk ? await applyBulk(trx, group) : null) ?? (await applySteps(trx, group));
-    const result: GroupResult = { ok: true, steps: applied.steps };
-    if (!(await recordCommand(trx, loggedOf(group), result, applied.events))) throw new AlreadyRecorded();
-    if (deps.testPause?.at === 'before-commit') {
-      logger.warn({ commandId: group.commandId, ms: deps.testPause.ms }, 'test pause (group)');
-      await sleep(deps.testPause.ms);
-    }
-    applied.created = createdByGroup(group.steps, applied.steps);
-    return applied;
-  }
-
-  async function recorded(group: GroupCommand): Promise<GroupOutcome | null> {
-    const earlier = await findCommand<GroupResult>(deps.knex, group.commandId);
-    return earlier ? outcomeOfRecord(group, replayOf(earlier, group)) : null;
-  }
-
-  function outcomeOfRecord(group: GroupCommand, result: GroupResult | CommandResult): GroupOutcome {
-    // A key reused for another batch replays as the conflict of a single command.
-    const asGroup: GroupResult =
-      'steps' in result || 'failedStep' in result
-        ? result
-        : { ok: false, failedStep: 0, failure: (result as Extract<CommandResult, { ok: false }>).failure };
-    return { result: asGroup, created: asGroup.ok ? createdByGroup(group.steps, asGroup.steps) : new Map() };
-  }
-
-  async function recordFailed(group: GroupCommand, index: number, error: DomainError): Promise<GroupOutcome> {
-    // Messages may quote what the client sent: whatever it was, the record must be storable.
-    const failure = error.toFailure();
-    const result: GroupResult = {
-      ok: false,
-      failedStep: index,
-      failure: { ...failure, errors: failure.errors.map(storableText) },
-    };
-    const earlier = await recordResult(deps.knex, loggedOf(group), result);
-    return earlier ? outcomeOfRecord(group, replayOf(earlier, group)) : { result, created: new Map() };
+  /** A recorded result as a group's (a key reused for another batch replays as a single command's conflict). */
+  function asGroupResult(result: GroupResult | CommandResult): GroupResult {
+    return 'steps' in result || 'failedStep' in result
+      ? result
+      : { ok: false, failedStep: 0, failure: (result as Extract<CommandResult, { ok: false }>).failure };
   }
 
   return async function runGroup(group: GroupCommand, options: RunOptions = {}): Promise<GroupOutcome> {
-    const logger = options.logger ?? deps.logger;
-    if (options.redelivered || group.requestHash) {
-      const replay = await recorded(group);
-      if (replay) return replay;
-    }
-    let bulk = true;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const applied = await Model.transaction(deps.knex, (trx) => applyOnce(trx, group, bulk, logger));
-        if (applied.events.length) deps.onCommitted(applied.events, group.batch.origin);
-        return { result: { ok: true, steps: applied.steps }, answers: applied.answers, created: applied.created };
-      } catch (err) {
-        if (err instanceof AlreadyRecorded) {
-          const replay = await recorded(group);
-          if (!replay) throw new Error(`group ${group.commandId} was recorded and then vanished`, { cause: err });
-          return replay;
-        }
-        if (bulk && !isRetryableDbError(err)) {
-          // Set-based, a failure names no request: request by request names it exactly.
-          logger.debug({ commandId: group.commandId, err: (err as Error).message }, 'group again request by request');
-          bulk = false;
-          attempt--;
-          continue;
-        }
-        if (err instanceof StepFailed) return recordFailed(group, err.index, err.failure);
-        if (isRetryableDbError(err) && attempt < MAX_TRANSACTION_ATTEMPTS) {
-          logger.info({ commandId: group.commandId, attempt }, 'retrying group transaction');
-          continue;
-        }
-        throw err;
-      }
-    }
+    const outcome = await runUnit<StepDone, GroupResult>(
+      {
+        record: loggedOf(group),
+        calls: () => {
+          const attempt: Attempt = { budget: group.budget.copy(), created: new Map(group.created) };
+          return group.steps.map(
+            (step): HandlerCall<StepDone> =>
+              (trx) =>
+                applyStep(trx, group, step, attempt),
+          );
+        },
+        shortcut: (trx) => applyBulk(trx, group),
+        succeeded: (steps) => ({ ok: true, steps: steps.map((step) => step.logged) }),
+        failed: (failure, index) => ({ ok: false, failedStep: index, failure }),
+      },
+      { redelivered: options.redelivered, logger: options.logger ?? deps.logger },
+    );
+    const result = asGroupResult(outcome.result);
+    return {
+      result,
+      ...(outcome.values ? { answers: outcome.values.map((step) => step.answer) } : {}),
+      created: result.ok ? createdByGroup(group.steps, result.steps) : new Map(),
+    };
   };
 }
 

@@ -1,21 +1,13 @@
 import type { Knex } from 'knex';
 import type { CommandResult } from '../../domain/commands/command';
-import {
-  DomainError,
-  conflict,
-  notFound,
-  preconditionFailed,
-  validationFailed,
-} from '../../domain/errors/domain-error';
+import { conflict, notFound, preconditionFailed, validationFailed } from '../../domain/errors/domain-error';
 import { encodeId } from '../../domain/ids/id-codec';
-import { storableText } from '../../domain/text/storable-text';
 import { etagOf, ifMatchAccepts } from '../../domain/writes/entity-version';
 import { SUBSCRIPTION_TYPE, validateSubscription, type SubscriptionLimits } from '../../domain/webhooks/subscription';
 import { applySubscriptionPatch } from '../../domain/webhooks/subscription-patch';
 import type { SubscriptionCommand } from '../../domain/webhooks/subscription-command';
 import { generateSecret } from '../../domain/webhooks/signature';
-import { findCommand, recordCommand, recordResult, type LoggedCommand } from '../../db/commands/command-log';
-import { isRetryableDbError } from '../../db/commands/db-errors';
+import type { LoggedCommand } from '../../db/commands/command-log';
 import {
   countSubscriptions,
   deleteSubscription,
@@ -26,14 +18,14 @@ import {
   type StoredSubscription,
 } from '../../db/webhooks/subscriptions';
 import type { Logger } from '../../infra/logger';
-import { AlreadyRecorded, MAX_TRANSACTION_ATTEMPTS, replayOf } from './command-runner';
+import { createUnitOfWork } from './unit-of-work';
 
 /**
- * Runs a subscription command exactly once (DESIGN §16), as entity commands run: the change and its
- * command_log row in one transaction, a redelivery answered from the log, domain failures recorded
- * as results. No outbox rows: subscriptions emit no domain events. The create command's secret is
- * generated here, inside the transaction, and stored with the row: the API reads it from Postgres
- * for the 201, so it is never in the job, its return value or the log.
+ * Runs a subscription command exactly once (DESIGN §16), as entity commands run: a unit of work
+ * (unit-of-work.ts) of one call, the change, and its command_log row in one transaction. No outbox
+ * rows: subscriptions emit no domain events. The create command's secret is generated here, inside
+ * the transaction, and stored with the row: the API reads it from Postgres for the 201, so it is
+ * never in the job, its return value or the log.
  */
 
 export interface SubscriptionRunnerDeps {
@@ -113,48 +105,21 @@ export function createSubscriptionRunner(deps: SubscriptionRunnerDeps) {
     }
   }
 
-  async function recorded(command: SubscriptionCommand): Promise<CommandResult | null> {
-    const earlier = await findCommand(deps.knex, command.commandId);
-    return earlier ? replayOf(earlier, command) : null;
-  }
+  const runUnit = createUnitOfWork(deps);
 
   return async function run(
     command: SubscriptionCommand,
     options: { redelivered?: boolean; logger?: Logger } = {},
   ): Promise<CommandResult> {
-    const logger = options.logger ?? deps.logger;
-    if (options.redelivered) {
-      const replay = await recorded(command);
-      if (replay) return replay;
-    }
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await deps.knex.transaction(async (trx) => {
-          const result = await apply(trx, command);
-          if (!(await recordCommand(trx, logged(command), result, []))) throw new AlreadyRecorded();
-          return result;
-        });
-      } catch (err) {
-        if (err instanceof AlreadyRecorded) {
-          const replay = await recorded(command);
-          if (!replay) throw new Error(`command ${command.commandId} was recorded and then vanished`, { cause: err });
-          return replay;
-        }
-        if (err instanceof DomainError) {
-          const failure = err.toFailure();
-          const result: CommandResult = {
-            ok: false,
-            failure: { ...failure, errors: failure.errors.map(storableText) },
-          };
-          const earlier = await recordResult(deps.knex, logged(command), result);
-          return earlier ? replayOf(earlier, command) : result;
-        }
-        if (isRetryableDbError(err) && attempt < MAX_TRANSACTION_ATTEMPTS) {
-          logger.info({ commandId: command.commandId, attempt }, 'retrying subscription transaction');
-          continue;
-        }
-        throw err;
-      }
-    }
+    const outcome = await runUnit<Success, CommandResult>(
+      {
+        record: logged(command),
+        calls: () => [async (trx) => ({ value: await apply(trx, command), events: [] })],
+        succeeded: ([result]) => result!,
+        failed: (failure) => ({ ok: false, failure }),
+      },
+      { redelivered: options.redelivered, logger: options.logger ?? deps.logger },
+    );
+    return outcome.result;
   };
 }
