@@ -805,7 +805,7 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
             304: { description: 'Not modified.', headers: { ETag: headerRef('ETag') } },
           },
         },
-        [],
+        [400],
       ),
     },
     '/admin/queues': {

@@ -10238,6 +10238,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["Problem400"];
         };
     };
     bullBoard: {
