@@ -62,6 +62,8 @@ test.serial('/health/ready is answered from one check a second, however many pro
   t.teardown(() => stack.knex.off('query', count));
   const redis = createRedis(stack.config.redis, 'producer');
   t.teardown(() => redis.disconnect());
+  // The producer connection refuses commands until it is connected (no offline queue).
+  if (redis.status !== 'ready') await once(redis, 'ready');
   // The routes on the stack's stores, with a clock the test moves: the count cannot depend on how fast probes are.
   let clock = 1_000_000;
   const server = express()
