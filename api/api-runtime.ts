@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { createKnex } from '../db/knex';
 import { ReplicaSet } from '../db/replicas/replica-set';
 import type { Logger } from '../infra/logger';
-import { createRedis, queuePrefix, type RedisClient } from '../infra/redis';
+import { createRedis, type RedisClient } from '../infra/redis';
 import type { AppConfig, MetricsPeer } from '../infra/config/load-config';
 import { createApp } from './app';
 import { commandBusOptionsOf, createCommandBus, type CommandBus } from './commands/command-bus';
@@ -47,7 +47,7 @@ export async function createApiRuntime(config: AppConfig, logger: Logger): Promi
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   // The producer connection refuses commands until it is connected (no offline queue).
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
-  const queues = createQueueRegistry(redis, (queue) => queuePrefix(config, queue), logger);
+  const queues = createQueueRegistry(redis, config, logger);
   const commandBus = await createCommandBus(commandBusOptionsOf(config, redis, logger));
   const replicas = config.replicas.urls.length
     ? new ReplicaSet(knex, { ...config.replicas, poolMax: config.dbPoolMax, logger })

@@ -19,6 +19,7 @@ import { tracingCost, type TracingRun } from './tracing-cost';
 import { changesFeed, printChangesFeed, type ChangesFeedReport } from './changes-feed';
 import { webhookLatency, type WebhookLatency } from './webhook-latency';
 import { hostileFuzz, printHostileFuzz, type HostileFuzzReport } from './hostile-fuzz';
+import { patchChecks, printPatchChecks } from './patch-check';
 
 /**
  * `npm run bench`: drives the running service and the floor with autocannon at concurrency 1 and
@@ -515,6 +516,9 @@ async function main(): Promise<void> {
     printHostileFuzz(hostile);
     await databaseIdle(db);
   }
+  // What a hostile JSON Patch costs to check, in this process (bench/patch-check.ts).
+  const patchCheck = selected('patch-check') ? patchChecks() : undefined;
+  if (patchCheck) printPatchChecks(patchCheck);
   // $batch imports (DESIGN §12): last, since they add their Companies and Schemes to the data set.
   let batch: BatchImportReport | undefined;
   if (selected('batch')) {
@@ -628,6 +632,7 @@ async function main(): Promise<void> {
         replica,
         changes,
         hostile,
+        patchChecks: patchCheck,
         apiProcesses: process.env.API_PROCESSES ?? '1',
         commandWorkerProcesses: process.env.COMMAND_WORKER_PROCESSES ?? '1',
         apiPeakRssMiB: peakRss,

@@ -22,7 +22,7 @@ import type { CommandBus } from '../commands/command-bus';
 import { idempotencyKeyOf } from '../commands/idempotency-key';
 import { sendCommand } from '../commands/send-command';
 import { checkBatchReadRows } from './batch-read-budget';
-import { stepOf } from './batch-steps';
+import { stepOf } from './batch-request-checks';
 import { cpuLane } from '../limits/cpu-lane';
 
 /**

@@ -1,7 +1,8 @@
-import { Job, Queue, QueueEvents } from 'bullmq';
+import { Job, QueueEvents } from 'bullmq';
 import type { Logger } from '../../infra/logger';
 import type { AppConfig, RedisTarget } from '../../infra/config/load-config';
 import { queuePrefix, withBullConnection, type RedisClient } from '../../infra/redis';
+import { openQueue } from '../../infra/queues';
 import type { Command, CommandResult } from '../../domain/commands/command';
 import { conflict, tooManyRequests } from '../../domain/errors/domain-error';
 import { admitCommand, settleCommand } from '../../infra/pending-commands';
@@ -75,10 +76,8 @@ export interface CommandBusOptions {
   redis: RedisClient;
   /** Where Redis is: QueueEvents gets a connection of its own there. */
   redisTarget: RedisTarget;
-  /** QUEUE_PREFIX, the prefix of the pending-command counts. */
+  /** QUEUE_PREFIX: the prefix of the pending-command counts, and of the commands queue's keys. */
   prefix: string;
-  /** The commands queue's BullMQ prefix (hash-tagged on a Redis Cluster). */
-  queuePrefix: string;
   logger: Logger;
   /** COMMAND_SIGNING_KEY: every command is signed with it (workers refuse what does not verify). */
   signingKey: string;
@@ -97,7 +96,6 @@ export function commandBusOptionsOf(config: AppConfig, redis: RedisClient, logge
     redis,
     redisTarget: config.redis,
     prefix: config.queuePrefix,
-    queuePrefix: queuePrefix(config, QUEUE.commands),
     logger,
     signingKey: config.commandSigningKey,
     maxPendingPerSubject: config.limits.maxPendingCommandsPerSubject,
@@ -115,13 +113,15 @@ function jobOf(command: Queued, signingKey: string) {
 
 export async function createCommandBus(options: CommandBusOptions): Promise<CommandBus> {
   const { logger } = options;
-  const queue = new Queue(QUEUE.commands, { connection: options.redis, prefix: options.queuePrefix });
-  queue.on('error', (err) => logger.warn({ err: err.message }, 'command queue error'));
+  const queues = { redis: options.redisTarget, queuePrefix: options.prefix };
+  const queue = openQueue(queues, QUEUE.commands, { shared: options.redis }, (err) =>
+    logger.warn({ err: err.message }, 'command queue error'),
+  );
   // A connection of its own (blocking reads); reconnects within 2 s once Redis is back (infra/redis.ts).
   const events = withBullConnection(
     options.redisTarget,
     'worker',
-    (connection) => new QueueEvents(QUEUE.commands, { connection, prefix: options.queuePrefix }),
+    (connection) => new QueueEvents(QUEUE.commands, { connection, prefix: queuePrefix(queues, QUEUE.commands) }),
   );
   events.setMaxListeners(0);
   events.on('error', (err) => logger.warn({ err: err.message }, 'command events error'));

@@ -23,14 +23,19 @@ export const READINESS_CACHE_MS = 1000;
 
 /**
  * Liveness says the process answers; readiness says both stores answer too, and shows each
- * replica's state and lag (DESIGN §14). No auth on either.
+ * replica's state and lag (DESIGN §14). No auth on either. `now` is the clock of the readiness cache.
  */
-export function healthRoutes(knex: Knex, redis: RedisClient, replicas?: ReplicaSet): Router {
+export function healthRoutes(
+  knex: Knex,
+  redis: RedisClient,
+  replicas?: ReplicaSet,
+  now: () => number = Date.now,
+): Router {
   const router = Router();
   let cached: { at: number; checks: Promise<Readiness> } | undefined;
   const readiness = (): Promise<Readiness> => {
-    const now = Date.now();
-    if (cached && now - cached.at < READINESS_CACHE_MS) return cached.checks;
+    const at = now();
+    if (cached && at - cached.at < READINESS_CACHE_MS) return cached.checks;
     const checks = Promise.allSettled([
       withTimeout(knex.raw('select 1'), CHECK_TIMEOUT_MS),
       withTimeout(redis.ping(), CHECK_TIMEOUT_MS),
@@ -38,7 +43,7 @@ export function healthRoutes(knex: Knex, redis: RedisClient, replicas?: ReplicaS
       postgres: pg.status === 'fulfilled' ? 'ok' : 'down',
       redis: rd.status === 'fulfilled' ? 'ok' : 'down',
     }));
-    cached = { at: now, checks };
+    cached = { at, checks };
     return checks;
   };
   router.get('/health/live', (_req, res) => {

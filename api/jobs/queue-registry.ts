@@ -1,5 +1,7 @@
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { RedisClient } from '../../infra/redis';
+import type { RedisTarget } from '../../infra/config/load-config';
+import { openQueue } from '../../infra/queues';
 import type { Logger } from '../../infra/logger';
 import { ALL_QUEUES, type QueueName } from '../../domain/queues/queue-contracts';
 
@@ -21,16 +23,17 @@ export function isQueueName(name: string): name is QueueName {
 
 export function createQueueRegistry(
   connection: RedisClient,
-  prefixOf: (queue: QueueName) => string,
+  config: { redis: RedisTarget; queuePrefix: string },
   logger: Logger,
 ): QueueRegistry {
   const queues = new Map<QueueName, Queue>(
-    ALL_QUEUES.map((name) => {
-      const queue = new Queue(name, { connection, prefix: prefixOf(name) });
-      // Without a listener BullMQ prints connection errors to stderr; /Jobs answers 503 meanwhile.
-      queue.on('error', (err) => logger.debug({ queue: name, err: err.message }, 'queue connection error'));
-      return [name, queue];
-    }),
+    ALL_QUEUES.map((name) => [
+      name,
+      // Connection errors are only logged: /Jobs answers 503 meanwhile.
+      openQueue(config, name, { shared: connection }, (err) =>
+        logger.debug({ queue: name, err: err.message }, 'queue connection error'),
+      ),
+    ]),
   );
   return {
     get: (name) => (isQueueName(name) ? queues.get(name) : undefined),

@@ -7,7 +7,7 @@ import { MEDIA_TYPE } from '../export/export-format';
 import { JOB_LISTING_PARAMS } from '../jobs/jobs.routes';
 import { JOB_STATES } from '../jobs/job-listing';
 import { JSON_TYPE, PROBLEM_TYPE } from '../../domain/responses/answer';
-import { componentSchemas, ref, writeSchemaName, type Schema } from './schemas';
+import { componentSchemas, ref, writeSchemaName, type Schema, type SchemaForm } from './schemas';
 import { DOCS_ASSETS, DOCS_INIT_FILE } from './docs-page';
 import { EVENT_STREAM } from '../changes/changes.routes';
 
@@ -176,6 +176,13 @@ const HEADERS: Record<string, Schema> = {
   'Content-Disposition': { schema: { type: 'string', pattern: '^attachment' } },
 };
 
+/**
+ * A header the answer always carries, written out in full: in OpenAPI 3.1 a `$ref` in a Header
+ * Object's place is a Reference Object, whose siblings other than `summary` and `description` are
+ * ignored, so `{ $ref, required: true }` would lose the `required`.
+ */
+const requiredHeader = (name: string) => ({ ...HEADERS[name], required: true });
+
 function problemResponses(): Record<string, unknown> {
   const descriptions: Record<number, string> = {
     304: 'Not modified',
@@ -213,7 +220,7 @@ function problemResponses(): Record<string, unknown> {
 
 const COMMAND_ACCEPTED = {
   description: 'Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`).',
-  headers: { Location: { ...headerRef('Location'), required: true } },
+  headers: { Location: requiredHeader('Location') },
   content: json(ref('CommandState')),
 };
 
@@ -224,7 +231,7 @@ function subscriptionPaths(settings: DocumentSettings): Record<string, unknown> 
     queryParam('$top', { type: 'integer', minimum: 0, maximum: settings.maxTop }, 'Page size (default 50, MAX_TOP).'),
     queryParam('$skip', { type: 'integer', minimum: 0 }, 'Entries to skip.'),
   ];
-  const etag = { ETag: { ...headerRef('ETag'), required: true } };
+  const etag = { ETag: requiredHeader('ETag') };
   const shown = (description: string) => ({ description, headers: etag, content: json(ref('Subscription')) });
   const id = {
     name: 'id',
@@ -264,7 +271,7 @@ function subscriptionPaths(settings: DocumentSettings): Record<string, unknown> 
           responses: {
             201: {
               description: 'Created; the body carries the secret, shown only here.',
-              headers: { Location: { ...headerRef('Location'), required: true }, ...etag },
+              headers: { Location: requiredHeader('Location'), ...etag },
               content: json(ref('SubscriptionCreated')),
             },
             202: COMMAND_ACCEPTED,
@@ -404,7 +411,7 @@ function entityPaths(entity: EntityDefinition, settings: DocumentSettings): Reco
       responses: {
         200: {
           description: `The ${name}.`,
-          headers: { ETag: { ...headerRef('ETag'), required: true } },
+          headers: { ETag: requiredHeader('ETag') },
           content: json(ref(name)),
         },
         304: { description: 'The entity tag in `If-None-Match` is current.', headers: { ETag: headerRef('ETag') } },
@@ -434,8 +441,8 @@ function entityPaths(entity: EntityDefinition, settings: DocumentSettings): Reco
   const written = (status: number, created: boolean) => ({
     description: created ? `Created; the entity itself with \`Prefer: return=representation\`.` : 'The entity written.',
     headers: {
-      ...(created ? { Location: { ...headerRef('Location'), required: true } } : {}),
-      ETag: { ...headerRef('ETag'), required: true },
+      ...(created ? { Location: requiredHeader('Location') } : {}),
+      ETag: requiredHeader('ETag'),
       'Preference-Applied': headerRef('Preference-Applied'),
       'X-Consistency-Token': headerRef('X-Consistency-Token'),
     },
@@ -579,7 +586,7 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
   ];
   const jobAccepted = {
     description: 'Queued.',
-    headers: { Location: { ...headerRef('Location'), required: true } },
+    headers: { Location: requiredHeader('Location') },
     content: json(ref('JobEntry')),
   };
   return {
@@ -666,7 +673,7 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
           responses: {
             201: {
               description: 'Granted.',
-              headers: { Location: { ...headerRef('Location'), required: true } },
+              headers: { Location: requiredHeader('Location') },
               content: json(ref('RoleAssignment')),
             },
           },
@@ -778,17 +785,27 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
           id: 'openapi',
           tag: 'Service',
           summary: 'This document',
-          parameters: [paramRef('If-None-Match')],
+          parameters: [
+            paramRef('If-None-Match'),
+            {
+              name: 'flat',
+              in: 'query',
+              required: false,
+              schema: { type: 'boolean', default: false },
+              description:
+                'With `true`, the flat form for client generators that cannot follow schemas referring to each other in a loop: a related or expanded entity is the open `RelatedEntity` (`{ Id }` and whatever `$expand` brought) instead of its own schema (docs/api.md).',
+            },
+          ],
           responses: {
             200: {
               description: 'OpenAPI 3.1.',
-              headers: { ETag: { ...headerRef('ETag'), required: true } },
+              headers: { ETag: requiredHeader('ETag') },
               content: json({ type: 'object' }),
             },
             304: { description: 'Not modified.', headers: { ETag: headerRef('ETag') } },
           },
         },
-        [],
+        [400],
       ),
     },
     '/admin/queues': {
@@ -804,7 +821,7 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
             200: text('The Bull Board page.', 'text/html'),
             302: {
               description: 'A browser without a session: to the issuer’s login.',
-              headers: { Location: { ...headerRef('Location'), required: true } },
+              headers: { Location: requiredHeader('Location') },
             },
             403: {
               description: 'The caller is not an Admin: a page for a browser session, a problem otherwise.',
@@ -821,7 +838,7 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
       'Where the issuer sends the browser back after a login (OIDC authorization code with PKCE)',
       {
         200: text('A page that moves on to Bull Board (the session cookie is set).', 'text/html'),
-        302: { description: 'Elsewhere.', headers: { Location: { ...headerRef('Location'), required: true } } },
+        302: { description: 'Elsewhere.', headers: { Location: requiredHeader('Location') } },
       },
       [400, 401, 403, 404, 503],
     ),
@@ -832,7 +849,7 @@ function servicePaths(settings: DocumentSettings): Record<string, unknown> {
       {
         302: {
           description: 'To the issuer’s logout, then back.',
-          headers: { Location: { ...headerRef('Location'), required: true } },
+          headers: { Location: requiredHeader('Location') },
         },
       },
       [401, 403, 404, 503],
@@ -933,7 +950,7 @@ function inBatch(items: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** Builds the document (call through `openApiDocument`, which keeps it). */
-export function buildOpenApiDocument(settings: DocumentSettings): Record<string, unknown> {
+export function buildOpenApiDocument(settings: DocumentSettings, form: SchemaForm = 'nested'): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const entity of [...ENTITIES, ...READ_MODELS]) Object.assign(paths, inBatch(entityPaths(entity, settings)));
   Object.assign(paths, servicePaths(settings));
@@ -966,7 +983,7 @@ export function buildOpenApiDocument(settings: DocumentSettings): Record<string,
     ],
     paths,
     components: {
-      schemas: componentSchemas(),
+      schemas: componentSchemas(form),
       parameters: readParameters(settings),
       headers: HEADERS,
       responses: problemResponses(),

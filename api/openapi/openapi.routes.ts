@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { Router, type Request, type Response } from 'express';
 import helmet from 'helmet';
+import { badRequest } from '../../domain/errors/domain-error';
 import { buildOpenApiDocument, type DocumentSettings } from './document';
+import type { SchemaForm } from './schemas';
 import { DOCS_ASSETS, DOCS_HTML, DOCS_INIT_FILE, DOCS_INIT_SCRIPT } from './docs-page';
 
 /**
@@ -18,12 +20,12 @@ interface Built {
 
 const built = new Map<string, Built>();
 
-/** The document as served: built once per process (and settings), with its entity tag. */
-export function openApiDocument(settings: DocumentSettings): Built {
-  const key = JSON.stringify(settings);
+/** The document as served: built once per process (and settings and form), with its entity tag. */
+export function openApiDocument(settings: DocumentSettings, form: SchemaForm = 'nested'): Built {
+  const key = `${form} ${JSON.stringify(settings)}`;
   let doc = built.get(key);
   if (!doc) {
-    const text = JSON.stringify(buildOpenApiDocument(settings));
+    const text = JSON.stringify(buildOpenApiDocument(settings, form));
     doc = { text, etag: `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"` };
     built.set(key, doc);
   }
@@ -57,9 +59,15 @@ function docsSecurityHeaders() {
 
 export function openApiRoutes(settings: DocumentSettings): Router {
   const router = Router();
-  const doc = openApiDocument(settings);
+  const nested = openApiDocument(settings);
 
   router.get('/openapi.json', (req: Request, res: Response) => {
+    const flat = req.query.flat;
+    if (flat !== undefined && flat !== 'true' && flat !== 'false') {
+      throw badRequest("Query option 'flat' must be true or false.");
+    }
+    // The flat form is built on its first request: most processes never serve it.
+    const doc = flat === 'true' ? openApiDocument(settings, 'flat') : nested;
     res.setHeader('ETag', doc.etag);
     res.setHeader('Cache-Control', 'no-cache');
     const held = req.get('if-none-match');

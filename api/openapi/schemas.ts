@@ -73,17 +73,40 @@ function readFieldSchema(field: ScalarField): Schema {
 
 const nullableRef = (name: string): Schema => ({ anyOf: [ref(name), { type: 'null' }] });
 
+/**
+ * The shapes of the document. `nested`: an expanded relation or collection item is its target's own
+ * schema, so the entity schemas refer to each other in loops (Scheme → Address → … → Scheme), which
+ * some client generators cannot follow. `flat` (`GET /openapi.json?flat=true`): every related entity
+ * is the open `RelatedEntity` (an `Id` and whatever `$expand` brought), so no schema reaches itself.
+ */
+export type SchemaForm = 'nested' | 'flat';
+
+/** The flat form's related entity: `{ Id }`, or more members when expanded. */
+const RELATED_ENTITY: Schema = {
+  type: 'object',
+  description:
+    'A related entity: `{ Id }`, or with `$expand` the whole entity as its own schema describes it (this flat form of the document leaves it open so that no schema refers back to itself).',
+  properties: { Id: { type: 'string' } },
+  required: ['Id'],
+  additionalProperties: true,
+};
+
+/** What a related entity is in this form: its target's schema (nested) or RelatedEntity (flat). */
+const relatedRef = (target: string, form: SchemaForm): Schema =>
+  form === 'flat' && !ownedRecordByName(target) ? ref('RelatedEntity') : ref(target);
+
 /** An item of a collection: the whole target, or its reduced form on lists (spec 2.2). */
-function collectionItemSchema(name: string, collection: CollectionField): Schema {
-  if (!collection.listForm) return ref(collection.target);
-  return { anyOf: [ref(collection.target), ref(reducedName(name, collection))] };
+function collectionItemSchema(name: string, collection: CollectionField, form: SchemaForm): Schema {
+  const whole = relatedRef(collection.target, form);
+  if (!collection.listForm || form === 'flat') return whole;
+  return { anyOf: [whole, ref(reducedName(name, collection))] };
 }
 
 function reducedName(owner: string, collection: CollectionField): string {
   return `${collection.target}ListFormIn${owner}`;
 }
 
-function readSchemaOf(entity: EntityDefinition): Schema {
+function readSchemaOf(entity: EntityDefinition, form: SchemaForm): Schema {
   const properties: Schema = { Id: { type: 'string', readOnly: true, description: `The encoded ${entity.name} Id.` } };
   const required = ['Id'];
   for (const [name, field] of Object.entries(entity.fields)) {
@@ -92,18 +115,25 @@ function readSchemaOf(entity: EntityDefinition): Schema {
   }
   for (const [name, relation] of Object.entries(entity.relations)) {
     // `{ Id }` unless expanded, then the whole related entity; null when unset.
+    const expanded = relatedRef(relation.target, form);
     properties[name] = {
-      anyOf: [ref('EntityReference'), ref(relation.target), ...(relation.required ? [] : [{ type: 'null' }])],
+      anyOf: [
+        ...(form === 'flat' ? [expanded] : [ref('EntityReference'), expanded]),
+        ...(relation.required ? [] : [{ type: 'null' }]),
+      ],
+      ...(form === 'flat' ? { description: `A ${relation.target}: \`{ Id }\` unless expanded.` } : {}),
     };
     required.push(name);
   }
   for (const [name, collection] of Object.entries(entity.collections)) {
     properties[name] = {
       type: 'array',
-      items: collectionItemSchema(entity.name, collection),
-      description: collection.alwaysPopulated
-        ? 'Always present.'
-        : `Present when expanded ($expand=${name}).${collection.owned ? ' Written as part of the body.' : ''}`,
+      items: collectionItemSchema(entity.name, collection, form),
+      description:
+        (form === 'flat' && !ownedRecordByName(collection.target) ? `Items are ${collection.target} entities. ` : '') +
+        (collection.alwaysPopulated
+          ? 'Always present.'
+          : `Present when expanded ($expand=${name}).${collection.owned ? ' Written as part of the body.' : ''}`),
     };
     if (collection.alwaysPopulated) required.push(name);
   }
@@ -449,7 +479,7 @@ const WEBHOOK_SCHEMAS: Record<string, Schema> = {
   },
 };
 
-export function componentSchemas(): Record<string, Schema> {
+export function componentSchemas(form: SchemaForm = 'nested'): Record<string, Schema> {
   const schemas: Record<string, Schema> = {
     Problem: PROBLEM,
     EntityReference: {
@@ -469,10 +499,13 @@ export function componentSchemas(): Record<string, Schema> {
     ...WEBHOOK_SCHEMAS,
     ...HEALTH,
   };
+  if (form === 'flat') schemas.RelatedEntity = RELATED_ENTITY;
   for (const entity of [...ENTITIES, ...READ_MODELS]) {
-    schemas[entity.name] = readSchemaOf(entity);
+    schemas[entity.name] = readSchemaOf(entity, form);
     for (const collection of Object.values(entity.collections)) {
-      if (collection.listForm) schemas[reducedName(entity.name, collection)] = reducedSchemaOf(collection);
+      if (collection.listForm && form === 'nested') {
+        schemas[reducedName(entity.name, collection)] = reducedSchemaOf(collection);
+      }
     }
   }
   for (const record of OWNED_RECORDS) schemas[record.name] = readSchemaOfOwned(record.name);

@@ -3599,8 +3599,10 @@ export interface operations {
             /** @description Created; the entity itself with `Prefer: return=representation`. */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -3612,7 +3614,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3698,7 +3701,8 @@ export interface operations {
             /** @description The Scheme. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3747,7 +3751,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -3759,7 +3764,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3769,7 +3775,8 @@ export interface operations {
             /** @description Replaced. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -3807,7 +3814,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3857,7 +3865,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -3869,7 +3878,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3879,7 +3889,8 @@ export interface operations {
             /** @description Changed. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -3974,8 +3985,10 @@ export interface operations {
             /** @description Created; the entity itself with `Prefer: return=representation`. */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -3987,7 +4000,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4073,7 +4087,8 @@ export interface operations {
             /** @description The Address. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4122,7 +4137,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -4134,7 +4150,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4144,7 +4161,8 @@ export interface operations {
             /** @description Replaced. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -4182,7 +4200,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4232,7 +4251,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -4244,7 +4264,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4254,7 +4275,8 @@ export interface operations {
             /** @description Changed. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -4349,8 +4371,10 @@ export interface operations {
             /** @description Created; the entity itself with `Prefer: return=representation`. */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -4362,7 +4386,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4448,7 +4473,8 @@ export interface operations {
             /** @description The Company. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4497,7 +4523,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -4509,7 +4536,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4519,7 +4547,8 @@ export interface operations {
             /** @description Replaced. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -4557,7 +4586,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4607,7 +4637,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -4619,7 +4650,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4629,7 +4661,8 @@ export interface operations {
             /** @description Changed. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -4724,8 +4757,10 @@ export interface operations {
             /** @description Created; the entity itself with `Prefer: return=representation`. */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -4737,7 +4772,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4823,7 +4859,8 @@ export interface operations {
             /** @description The BuildingType. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4872,7 +4909,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -4884,7 +4922,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4894,7 +4933,8 @@ export interface operations {
             /** @description Replaced. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -4932,7 +4972,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4982,7 +5023,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -4994,7 +5036,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5004,7 +5047,8 @@ export interface operations {
             /** @description Changed. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -5099,8 +5143,10 @@ export interface operations {
             /** @description Created; the entity itself with `Prefer: return=representation`. */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -5112,7 +5158,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5198,7 +5245,8 @@ export interface operations {
             /** @description The Development. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5247,7 +5295,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -5259,7 +5308,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5269,7 +5319,8 @@ export interface operations {
             /** @description Replaced. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -5307,7 +5358,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5357,7 +5409,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -5369,7 +5422,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5379,7 +5433,8 @@ export interface operations {
             /** @description Changed. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -5474,8 +5529,10 @@ export interface operations {
             /** @description Created; the entity itself with `Prefer: return=representation`. */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -5487,7 +5544,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5573,7 +5631,8 @@ export interface operations {
             /** @description The DevelopmentType. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5622,7 +5681,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -5634,7 +5694,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5644,7 +5705,8 @@ export interface operations {
             /** @description Replaced. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -5682,7 +5744,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5732,7 +5795,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -5744,7 +5808,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5754,7 +5819,8 @@ export interface operations {
             /** @description Changed. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -5849,8 +5915,10 @@ export interface operations {
             /** @description Created; the entity itself with `Prefer: return=representation`. */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -5862,7 +5930,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5948,7 +6017,8 @@ export interface operations {
             /** @description The DevelopmentStatus. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5997,7 +6067,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -6009,7 +6080,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6019,7 +6091,8 @@ export interface operations {
             /** @description Replaced. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -6057,7 +6130,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6107,7 +6181,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -6119,7 +6194,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6129,7 +6205,8 @@ export interface operations {
             /** @description Changed. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -6224,8 +6301,10 @@ export interface operations {
             /** @description Created; the entity itself with `Prefer: return=representation`. */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -6237,7 +6316,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6323,7 +6403,8 @@ export interface operations {
             /** @description The Market. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6372,7 +6453,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -6384,7 +6466,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6394,7 +6477,8 @@ export interface operations {
             /** @description Replaced. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -6432,7 +6516,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6482,7 +6567,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -6494,7 +6580,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6504,7 +6591,8 @@ export interface operations {
             /** @description Changed. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -6599,8 +6687,10 @@ export interface operations {
             /** @description Created; the entity itself with `Prefer: return=representation`. */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -6612,7 +6702,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6698,7 +6789,8 @@ export interface operations {
             /** @description The Country. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6747,7 +6839,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -6759,7 +6852,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6769,7 +6863,8 @@ export interface operations {
             /** @description Replaced. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -6807,7 +6902,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6857,7 +6953,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -6869,7 +6966,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6879,7 +6977,8 @@ export interface operations {
             /** @description Changed. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -6972,8 +7071,10 @@ export interface operations {
             /** @description Created; the entity itself with `Prefer: return=representation`. */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -6985,7 +7086,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7069,7 +7171,8 @@ export interface operations {
             /** @description The InvestmentEvent. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7118,7 +7221,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -7130,7 +7234,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7140,7 +7245,8 @@ export interface operations {
             /** @description Replaced. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -7178,7 +7284,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7228,7 +7335,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -7240,7 +7348,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7250,7 +7359,8 @@ export interface operations {
             /** @description Changed. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -7343,8 +7453,10 @@ export interface operations {
             /** @description Created; the entity itself with `Prefer: return=representation`. */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -7356,7 +7468,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7440,7 +7553,8 @@ export interface operations {
             /** @description The OccupierEvent. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7489,7 +7603,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -7501,7 +7616,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7511,7 +7627,8 @@ export interface operations {
             /** @description Replaced. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -7549,7 +7666,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7599,7 +7717,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -7611,7 +7730,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7621,7 +7741,8 @@ export interface operations {
             /** @description Changed. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -7716,8 +7837,10 @@ export interface operations {
             /** @description Created; the entity itself with `Prefer: return=representation`. */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -7729,7 +7852,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7815,7 +7939,8 @@ export interface operations {
             /** @description The Portfolio. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7864,7 +7989,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -7876,7 +8002,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7886,7 +8013,8 @@ export interface operations {
             /** @description Replaced. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -7924,7 +8052,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7974,7 +8103,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -7986,7 +8116,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7996,7 +8127,8 @@ export interface operations {
             /** @description Changed. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -8089,8 +8221,10 @@ export interface operations {
             /** @description Created; the entity itself with `Prefer: return=representation`. */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -8102,7 +8236,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8186,7 +8321,8 @@ export interface operations {
             /** @description The SchemeMarketBoundary. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8235,7 +8371,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -8247,7 +8384,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8257,7 +8395,8 @@ export interface operations {
             /** @description Replaced. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -8295,7 +8434,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8345,7 +8485,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -8357,7 +8498,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8367,7 +8509,8 @@ export interface operations {
             /** @description Changed. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -8460,8 +8603,10 @@ export interface operations {
             /** @description Created; the entity itself with `Prefer: return=representation`. */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -8473,7 +8618,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8557,7 +8703,8 @@ export interface operations {
             /** @description The SchemeCompany. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8606,7 +8753,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -8618,7 +8766,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8628,7 +8777,8 @@ export interface operations {
             /** @description Replaced. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -8666,7 +8816,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8716,7 +8867,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -8728,7 +8880,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8738,7 +8891,8 @@ export interface operations {
             /** @description Changed. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -8831,8 +8985,10 @@ export interface operations {
             /** @description Created; the entity itself with `Prefer: return=representation`. */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -8844,7 +9000,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8928,7 +9085,8 @@ export interface operations {
             /** @description The InvestmentCompany. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8977,7 +9135,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -8989,7 +9148,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8999,7 +9159,8 @@ export interface operations {
             /** @description Replaced. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -9037,7 +9198,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9087,7 +9249,8 @@ export interface operations {
             /** @description The entity written. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -9099,7 +9262,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9109,7 +9273,8 @@ export interface operations {
             /** @description Changed. */
             204: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     "Preference-Applied": components["headers"]["Preference-Applied"];
                     "X-Consistency-Token": components["headers"]["X-Consistency-Token"];
                     [name: string]: unknown;
@@ -9263,7 +9428,8 @@ export interface operations {
             /** @description The Activity. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9379,7 +9545,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9524,7 +9691,8 @@ export interface operations {
             /** @description Granted. */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9648,8 +9816,10 @@ export interface operations {
             /** @description Created; the body carries the secret, shown only here. */
             201: {
                 headers: {
-                    Location: components["headers"]["Location"];
-                    ETag: components["headers"]["ETag"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9659,7 +9829,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9692,7 +9863,8 @@ export interface operations {
             /** @description The subscription. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9725,7 +9897,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9770,7 +9943,8 @@ export interface operations {
             /** @description The subscription as changed. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9780,7 +9954,8 @@ export interface operations {
             /** @description Still running after COMMAND_TIMEOUT_MS: its outcome will be at `Location` (`GET /Commands/{id}`). */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9887,7 +10062,8 @@ export interface operations {
             /** @description Queued. */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9947,7 +10123,8 @@ export interface operations {
             /** @description Queued. */
             202: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10029,7 +10206,10 @@ export interface operations {
     };
     openapi: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description With `true`, the flat form for client generators that cannot follow schemas referring to each other in a loop: a related or expanded entity is the open `RelatedEntity` (`{ Id }` and whatever `$expand` brought) instead of its own schema (docs/api.md). */
+                flat?: boolean;
+            };
             header?: {
                 /** @description Entity tag(s) the client holds; the current one answers 304. */
                 "If-None-Match"?: components["parameters"]["If-None-Match"];
@@ -10042,7 +10222,8 @@ export interface operations {
             /** @description OpenAPI 3.1. */
             200: {
                 headers: {
-                    ETag: components["headers"]["ETag"];
+                    /** @description Entity tag of the version shown or written (what `If-Match` compares). */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10057,6 +10238,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["Problem400"];
         };
     };
     bullBoard: {
@@ -10080,7 +10262,8 @@ export interface operations {
             /** @description A browser without a session: to the issuer’s login. */
             302: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10122,7 +10305,8 @@ export interface operations {
             /** @description Elsewhere. */
             302: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10146,7 +10330,8 @@ export interface operations {
             /** @description To the issuer’s logout, then back. */
             302: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /** @description Where the created entity, or the outcome, is. */
+                    Location: string;
                     [name: string]: unknown;
                 };
                 content?: never;

@@ -330,7 +330,7 @@ test('a store that is down leaves its sample out and the scrape still answers', 
   const redis = createRedis({ url: 'redis://127.0.0.1:1' }, 'producer');
   redis.on('error', () => undefined);
   const prefix = uniqueQueuePrefix();
-  const queues = createQueueRegistry(redis, () => prefix, logger);
+  const queues = createQueueRegistry(redis, { redis: { url: 'redis://127.0.0.1:1' }, queuePrefix: prefix }, logger);
   t.teardown(async () => {
     await queues.close();
     await knex.destroy();

@@ -41,6 +41,21 @@ test('/openapi.json answers without a token, with an ETag that a revalidation ma
   t.is((await stack.get('/Schemes')).status, 401);
 });
 
+test('/openapi.json?flat=true answers the flat form, with its own ETag; a flat that is not a boolean is a 400', async (t) => {
+  const nested = await stack.get('/openapi.json');
+  const flat = await stack.get('/openapi.json?flat=true');
+  t.is(flat.status, 200);
+  const schemas = (flat.body as { components: { schemas: Record<string, unknown> } }).components.schemas;
+  t.truthy(schemas.RelatedEntity);
+  t.falsy((nested.body as { components: { schemas: Record<string, unknown> } }).components.schemas.RelatedEntity);
+  t.not(flat.headers.get('etag'), nested.headers.get('etag'));
+  t.is((await stack.get('/openapi.json?flat=true', { 'if-none-match': flat.headers.get('etag')! })).status, 304);
+  t.is((await stack.get('/openapi.json?flat=false')).headers.get('etag'), nested.headers.get('etag'));
+  const bad = await stack.get('/openapi.json?flat=yes');
+  t.is(bad.status, 400);
+  t.like(bad.body as object, { title: 'Bad Request', detail: "Query option 'flat' must be true or false." });
+});
+
 test('/docs and every asset it loads answer 200 from the service, with their types and no external URL', async (t) => {
   const page = await stack.get('/docs');
   t.is(page.status, 200);

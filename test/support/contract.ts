@@ -74,14 +74,20 @@ function instance(): Checker {
   return checker;
 }
 
-/** A `#/components/...` object, followed through its `$ref`s. */
+/** What a Reference Object may say beside its `$ref` (OpenAPI 3.1); any other sibling is ignored. */
+const REFERENCE_OVERRIDES = new Set(['summary', 'description']);
+
+/**
+ * A `#/components/...` object, followed through its `$ref`s as OpenAPI 3.1 tools follow a
+ * Reference Object: a `required` beside the `$ref` counts for nothing.
+ */
 function deref(c: Checker, value: unknown): Json {
   let v = value as Json;
   while (v && typeof v.$ref === 'string' && (v.$ref as string).startsWith('#/')) {
     let target: unknown = c.document;
     for (const part of (v.$ref as string).slice(2).split('/'))
       target = (target as Json)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
-    v = { ...(target as Json), ...Object.fromEntries(Object.entries(v).filter(([k]) => k !== '$ref')) };
+    v = { ...(target as Json), ...Object.fromEntries(Object.entries(v).filter(([k]) => REFERENCE_OVERRIDES.has(k))) };
   }
   return v;
 }

@@ -1,4 +1,4 @@
-import { Queue, QueueEvents, type Job, type JobsOptions } from 'bullmq';
+import { QueueEvents, type Job, type JobsOptions, type Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import type { AppConfig } from '../../infra/config/load-config';
 import { encodeId } from '../../domain/ids/id-codec';
@@ -14,14 +14,11 @@ import { ALL_QUEUES, QUEUE, type QueueName } from '../../domain/queues/queue-con
 import type { ExecutionContext } from 'ava';
 import type { Stack } from './stack';
 import { createRedis, queuePrefix, withBullConnection } from '../../infra/redis';
+import { openQueue } from '../../infra/queues';
 
 /** A queue of a test stack on a connection of its own (one Redis or the cluster), as the service makes it. */
 export function testQueue(config: AppConfig, name: QueueName): Queue {
-  return withBullConnection(
-    config.redis,
-    'worker',
-    (connection) => new Queue(name, { connection, prefix: queuePrefix(config, name) }),
-  );
+  return openQueue(config, name, { own: 'worker' }, () => undefined);
 }
 
 /** Real BullMQ queues of a test stack, for publishing jobs the way the relay and the API do. */

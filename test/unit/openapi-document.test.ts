@@ -116,6 +116,99 @@ test('the contract check rejects a wrong or missing header, and an undocumented 
   );
 });
 
+/** What OpenAPI 3.1 honours beside a Reference Object's `$ref`; anything else is ignored. */
+const REFERENCE_OVERRIDES = new Set(['$ref', 'summary', 'description']);
+
+/**
+ * Every Reference Object outside the schemas that carries a member 3.1 ignores, by its place. Inside
+ * a Schema Object (`schema`, `components.schemas`) `$ref` is JSON Schema's and its siblings count.
+ */
+function ignoredReferenceSiblings(node: unknown, at: string): string[] {
+  if (Array.isArray(node)) return node.flatMap((item, i) => ignoredReferenceSiblings(item, `${at}/${i}`));
+  if (node === null || typeof node !== 'object') return [];
+  const entries = Object.entries(node as Record<string, unknown>);
+  const own =
+    '$ref' in node && entries.some(([key]) => !REFERENCE_OVERRIDES.has(key))
+      ? [`${at}: ${entries.map(([key]) => key).join(', ')}`]
+      : [];
+  return [
+    ...own,
+    ...entries
+      .filter(([key]) => key !== 'schema' && !(at === '/components' && key === 'schemas'))
+      .flatMap(([key, value]) => ignoredReferenceSiblings(value, `${at}/${key}`)),
+  ];
+}
+
+test('no header (nor any other Reference Object) carries a member OpenAPI 3.1 ignores beside its $ref', (t) => {
+  t.deepEqual(ignoredReferenceSiblings(document, ''), []);
+  // A required header is written out, so "Location is required" reaches 3.1 tools.
+  const created = (paths['/Countries']!.post as { responses: Record<string, { headers: Record<string, unknown> }> })
+    .responses['201']!.headers;
+  t.like(created.Location, { required: true, schema: { type: 'string' } });
+  t.false('$ref' in (created.Location as object));
+  // The walk finds what it looks for.
+  t.deepEqual(ignoredReferenceSiblings({ headers: { Location: { $ref: '#/x', required: true } } }, ''), [
+    '/headers/Location: $ref, required',
+  ]);
+});
+
+/** The components.schemas each schema refers to, directly. */
+function schemaGraph(doc: Record<string, unknown>): Map<string, Set<string>> {
+  const schemas = (doc.components as { schemas: Record<string, unknown> }).schemas;
+  const refs = (node: unknown, out: Set<string>): Set<string> => {
+    if (Array.isArray(node)) node.forEach((item) => refs(item, out));
+    else if (node !== null && typeof node === 'object') {
+      for (const [key, value] of Object.entries(node)) {
+        if (key === '$ref' && typeof value === 'string') out.add(value.replace('#/components/schemas/', ''));
+        else refs(value, out);
+      }
+    }
+    return out;
+  };
+  return new Map(Object.entries(schemas).map(([name, schema]) => [name, refs(schema, new Set())]));
+}
+
+/** A loop of schema references (`A → B → A`), or undefined when none reaches itself. */
+function referenceCycle(graph: Map<string, Set<string>>): string[] | undefined {
+  const done = new Set<string>();
+  const visit = (name: string, trail: string[]): string[] | undefined => {
+    const seen = trail.indexOf(name);
+    if (seen >= 0) return [...trail.slice(seen), name];
+    if (done.has(name)) return undefined;
+    for (const next of graph.get(name) ?? []) {
+      const cycle = visit(next, [...trail, name]);
+      if (cycle) return cycle;
+    }
+    done.add(name);
+    return undefined;
+  };
+  for (const name of graph.keys()) {
+    const cycle = visit(name, []);
+    if (cycle) return cycle;
+  }
+  return undefined;
+}
+
+test('the flat form (?flat=true) is valid OpenAPI 3.1 whose schemas never refer back to themselves', async (t) => {
+  // The nested form's entity schemas do loop: the reason the flat form exists.
+  t.truthy(referenceCycle(schemaGraph(document)));
+  const flat = buildOpenApiDocument({ maxTop: 1000, batchMaxRequests: 1000 }, 'flat');
+  t.is(referenceCycle(schemaGraph(flat)), undefined);
+  const { Validator } = await importEsm<typeof import('@seriousme/openapi-schema-validator')>(
+    '@seriousme/openapi-schema-validator',
+  );
+  const result = await new Validator().validate(flat);
+  t.deepEqual(result.errors, undefined, JSON.stringify(result.errors, null, 1));
+  // Every schema name a reference uses exists, and the entities keep their own fields.
+  const schemas = (flat.components as { schemas: Record<string, { properties?: Record<string, unknown> }> }).schemas;
+  for (const [name, targets] of schemaGraph(flat)) {
+    for (const target of targets) t.truthy(schemas[target], `${name} → ${target}`);
+  }
+  const nested = (document.components as { schemas: typeof schemas }).schemas;
+  t.deepEqual(schemas.Scheme!.properties!.SchemeName, nested.Scheme!.properties!.SchemeName);
+  t.deepEqual(ignoredReferenceSiblings(flat, ''), []);
+});
+
 test('test/generated/openapi.d.ts is what openapi-typescript generates now (npm run openapi:types rewrites it)', async (t) => {
   const committed = readFileSync(GENERATED_TYPES, 'utf8');
   t.true(committed === (await generateClientTypes()), 'stale: run npm run openapi:types');

@@ -19,7 +19,7 @@ import {
   type WriteMethod,
 } from '../../domain/responses/answer';
 import { onPool, readOperation, type ReadSettings } from '../../db/query/read-operation';
-import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-steps';
+import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-step-resolver';
 import { ResponseBudget, representation } from './response-budget';
 import { ReadClock, withinBudgets } from './read-clock';
 import { CONSISTENCY_TOKEN_HEADER, consistencyTokenNow } from '../../db/replicas/consistency-token';

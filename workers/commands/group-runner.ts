@@ -15,7 +15,7 @@ import { translateDbError } from '../../db/commands/db-errors';
 import { readOperation, type ReadSettings } from '../../db/query/read-operation';
 import { withTransactionReadTimeout } from '../../db/query/read-timeout';
 import type { Logger } from '../../infra/logger';
-import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-steps';
+import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-step-resolver';
 import { representation, type ResponseBudget } from './response-budget';
 import { ReadClock, withinBudgets } from './read-clock';
 import { HANDLERS, eventOf, successOf, type RunOptions } from './command-runner';

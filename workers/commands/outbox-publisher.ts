@@ -1,8 +1,9 @@
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { Knex } from 'knex';
 import { markEventsPublished } from '../../db/commands/outbox';
 import type { Logger } from '../../infra/logger';
-import { queuePrefix, replicasHolding, withBullConnection, type RedisClient } from '../../infra/redis';
+import { replicasHolding, type RedisClient } from '../../infra/redis';
+import { openQueue } from '../../infra/queues';
 import type { RedisDurability, RedisTarget } from '../../infra/config/load-config';
 import type { DomainEvent } from '../../domain/events/domain-event';
 import { EVENT_BURST_MAX, JOBS, eventBurstJob } from '../../domain/queues/job-registry';
@@ -78,16 +79,12 @@ export class OutboxPublisher {
 
   constructor(private readonly options: OutboxPublisherOptions) {
     this.publishWindowMs = options.publishWindowMs ?? 0;
-    this.queues = JOBS.eventBurst.queues.map((name) => {
-      // Producer connections fail fast while Redis is down: the rows stay unpublished for the sweep.
-      const queue = withBullConnection(
-        options.redis,
-        'producer',
-        (connection) => new Queue(name, { connection, prefix: queuePrefix(options, name) }),
-      );
-      queue.on('error', (err) => options.logger.debug({ queue: name, err: err.message }, 'event queue error'));
-      return queue;
-    });
+    // Producer connections fail fast while Redis is down: the rows stay unpublished for the sweep.
+    this.queues = JOBS.eventBurst.queues.map((name) =>
+      openQueue(options, name, { own: 'producer' }, (err) =>
+        options.logger.debug({ queue: name, err: err.message }, 'event queue error'),
+      ),
+    );
   }
 
   /**

@@ -1,11 +1,10 @@
-import { Queue } from 'bullmq';
 import type { Knex } from 'knex';
 import { COMMAND_LOG_RETENTION } from '../../db/commands/command-log';
 import { OUTBOX_RETENTION } from '../../db/commands/outbox';
 import { DELIVERY_RETENTION } from '../../db/webhooks/subscriptions';
 import { pruneUntilDone } from '../../db/commands/retention';
 import type { Logger } from '../../infra/logger';
-import { queuePrefix, withBullConnection } from '../../infra/redis';
+import { openQueue } from '../../infra/queues';
 import type { AppConfig } from '../../infra/config/load-config';
 import { pruneRetentionSchedule } from '../../domain/queues/job-registry';
 import { QUEUE } from '../../domain/queues/queue-contracts';
@@ -22,12 +21,9 @@ export async function startRetentionWorker(
   knex: Knex,
   logger: Logger,
 ): Promise<{ close(): Promise<void> }> {
-  const queue = withBullConnection(
-    config.redis,
-    'worker',
-    (connection) => new Queue(QUEUE.maintenance, { connection, prefix: queuePrefix(config, QUEUE.maintenance) }),
+  const queue = openQueue(config, QUEUE.maintenance, { own: 'worker' }, (err) =>
+    logger.debug({ queue: QUEUE.maintenance, err: err.message }, 'queue connection error'),
   );
-  queue.on('error', (err) => logger.debug({ queue: QUEUE.maintenance, err: err.message }, 'queue connection error'));
   const schedule = pruneRetentionSchedule(config.retention.intervalMs);
   await queue.upsertJobScheduler(schedule.schedulerId, schedule.repeat, schedule.template);
   const budgetMs = Math.max(1000, Math.floor(config.retention.intervalMs / 2));

@@ -1,4 +1,3 @@
-import { Queue } from 'bullmq';
 import { createQueueWorker, startQueueWorker, type RunningWorker } from '../shared/worker-process';
 import type { AppConfig } from '../../infra/config/load-config';
 import { createLogger, type Logger } from '../../infra/logger';
@@ -7,7 +6,7 @@ import { QUEUE, WEBHOOK_BACKOFF } from '../../domain/queues/queue-contracts';
 import { retryDelay } from '../../domain/webhooks/retry-schedule';
 import { DeliveryLanes, SLOW_DELIVERY_MS } from '../../domain/webhooks/delivery-lanes';
 import { createKnex } from '../../db/knex';
-import { queuePrefix, withBullConnection } from '../../infra/redis';
+import { openQueue } from '../../infra/queues';
 import { observingEventLag } from '../shared/event-lag';
 import { inBurstContext } from '../shared/job-context';
 import { recordBurstHandler, recordEventHandler } from './record-activity.handler';
@@ -26,12 +25,9 @@ export async function startNotificationsWorker(
   metrics?: Registry,
 ): Promise<RunningWorker> {
   const logger = createLogger(QUEUE.webhooks, config.logLevel);
-  const webhooks = withBullConnection(
-    config.redis,
-    'worker',
-    (connection) => new Queue(QUEUE.webhooks, { connection, prefix: queuePrefix(config, QUEUE.webhooks) }),
+  const webhooks = openQueue(config, QUEUE.webhooks, { own: 'worker' }, (err) =>
+    logger.debug({ queue: QUEUE.webhooks, err: err.message }, 'queue connection error'),
   );
-  webhooks.on('error', (err) => logger.debug({ queue: QUEUE.webhooks, err: err.message }, 'queue connection error'));
   const webhookKnex = createKnex(config.databaseUrl, config.dbPoolMax, logger);
   const dispatch = webhookDispatcher({
     knex: webhookKnex,
