@@ -22,7 +22,14 @@ export interface HostileFuzzReport {
   /** The first server errors seen: what was sent (cut short) and what came back, to find their cause. */
   serverErrorSamples: { sent: string; answer: string }[];
   /** The API's event-loop delay over the run, from its own histogram (upper bucket bounds, ms). */
-  eventLoopDelay: { samples: number; p50Ms: number | null; p99Ms: number | null; maxBucketMs: number | null };
+  eventLoopDelay: {
+    samples: number;
+    p50Ms: number | null;
+    p99Ms: number | null;
+    maxBucketMs: number | null;
+    /** Seconds of the run by their longest delay: upper bucket bound (ms) → seconds in that bucket. */
+    secondsByBucketMs: Record<string, number>;
+  };
   /** Another caller's `GET /Countries?$top=1` every 100 ms while the fuzz ran. */
   probe: { requests: number; p50Ms: number; p99Ms: number; maxMs: number; failures: number };
   /** The machine's 1-minute load average at the start and the end (2 cores: 2 is busy). */
@@ -269,6 +276,11 @@ export async function hostileFuzz(options: Options): Promise<HostileFuzzReport> 
       p50Ms: quantileMs(before, after, 0.5),
       p99Ms: quantileMs(before, after, 0.99),
       maxBucketMs: maxBound === undefined ? null : maxBound * 1000,
+      secondsByBucketMs: Object.fromEntries(
+        [...finiteBounds, Infinity]
+          .map((b, i, all) => [String(b * 1000), grew(b) - (i === 0 ? 0 : grew(all[i - 1]!))] as const)
+          .filter(([, n]) => n > 0),
+      ),
     },
     probe: {
       requests: probeTimes.length,
@@ -292,5 +304,7 @@ export function printHostileFuzz(r: HostileFuzzReport): void {
       `another caller's GET /Countries?$top=1: p50 ${r.probe.p50Ms} ms, p99 ${r.probe.p99Ms} ms, max ${r.probe.maxMs} ms, ${r.probe.failures} failures of ${r.probe.requests}; ` +
       `load average ${r.loadAverage.join(' → ')}`,
   );
+  const seconds = Object.entries(r.eventLoopDelay.secondsByBucketMs).map(([le, n]) => `≤${le} ms: ${n}`);
+  console.log(`  seconds by their longest event-loop delay: ${seconds.join(', ')}`);
   for (const sample of r.serverErrorSamples) console.log(`  5xx: ${sample.sent}\n    → ${sample.answer}`);
 }

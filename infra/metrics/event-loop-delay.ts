@@ -16,8 +16,8 @@ import { Histogram, type Registry } from 'prom-client';
 const NAME = 'emapi_event_loop_delay_seconds';
 const RESOLUTION_MS = 10;
 const SAMPLE_EVERY_MS = 1_000;
-/** From 1 ms (a healthy loop) to the seconds the issue saw (11 s). */
-const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** From 1 ms (a healthy loop) to the seconds the issue saw (11 s); finer around the 100 ms objective. */
+const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export interface EventLoopDelayMetric {
   stop(): void;
