@@ -87,6 +87,9 @@ test('an admin logs in at the issuer, lands on the queue list, logs out; a user 
   await page.goto(`${stack.baseUrl}/admin/queues/auth/logout`);
   await page.waitForSelector('button[name="logout"]');
   t.is(new URL(page.url()).origin, issuer.url);
+  // The board's page may have polled its API once more while the logout cleared its session: that
+  // request's 401 belongs to the page just left (seen once in a full run), not to what follows.
+  problems.splice(0, problems.length, ...problems.filter((p) => !/status of 401/.test(p)));
   await Promise.all([page.waitForNavigation(), page.click('button[name="logout"]')]);
   await waitForText(page, 'You are logged out');
   t.is(new URL(page.url()).origin, stack.baseUrl);
