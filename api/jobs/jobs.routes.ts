@@ -120,8 +120,13 @@ export function jobsRoutes(deps: JobsRouteDeps): Router {
   router.get(
     '/:queue/:id',
     withQueues(async (req: Request, res: Response) => {
-      const job = await jobOf(req.params.queue as string, req.params.id as string);
-      res.json(jobEntry(job, await job.getState()));
+      const [queue, id] = [req.params.queue as string, req.params.id as string];
+      const job = await jobOf(queue, id);
+      const state = await job.getState();
+      // Its fields were read before its state: a job that finished in between is read again, so a
+      // finished job shows its final attempts and reason (a failed job once showed one attempt short).
+      const final = state === 'completed' || state === 'failed' ? await jobOf(queue, id) : job;
+      res.json(jobEntry(final, state));
     }),
   );
 
