@@ -26,7 +26,6 @@ import { exportConcurrencyFor, exportRoutes } from './export/export.routes';
 import { entityWriteRoutes } from './entities/entity-write.routes';
 import { commandRoutes } from './commands/command.routes';
 import { batchRoutes } from './batch/batch.routes';
-import { cpuLane } from './limits/cpu-lane';
 import type { CommandBus } from './commands/command-bus';
 import { patchLimitsOf } from '../infra/config/patch-limits';
 import { geometryLimitsOf } from '../infra/config/geometry-limits';
@@ -105,8 +104,6 @@ export function createApp(deps: AppDeps): Express {
   });
   app.use(rateLimiter.middleware);
   // A batch has a body limit of its own (BATCH_MAX_BYTES) and policies per request (DESIGN §12).
-  // Batches and large write bodies are checked, signed and queued one at a time (api/limits/cpu-lane.ts).
-  const writeLane = cpuLane(1);
   app.use(
     batchRoutes({
       knex: deps.knex,
@@ -118,7 +115,6 @@ export function createApp(deps: AppDeps): Express {
       limits: deps.config.batch,
       queryTokensRefused: !deps.config.auth.mock,
       consistencyTokens: deps.replicas !== undefined,
-      lane: writeLane,
     }),
   );
   // Bodies are parsed only for authenticated callers.
@@ -171,7 +167,6 @@ export function createApp(deps: AppDeps): Express {
       patchLimits: patchLimitsOf(deps.config),
       geometryLimits: geometryLimitsOf(deps.config),
       replicas: deps.replicas,
-      lane: writeLane,
     }),
   );
   app.use(

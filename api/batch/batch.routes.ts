@@ -23,7 +23,7 @@ import { idempotencyKeyOf } from '../commands/idempotency-key';
 import { sendCommand } from '../commands/send-command';
 import { checkBatchReadRows } from './batch-read-budget';
 import { stepOf } from './batch-request-checks';
-import type { CpuLane } from '../limits/cpu-lane';
+import { cpuLane } from '../limits/cpu-lane';
 
 /**
  * `POST /$batch` (DESIGN §12): the OData 4.01 JSON batch format. The API checks the batch as a whole
@@ -46,8 +46,6 @@ export interface BatchRouteDeps {
   queryTokensRefused: boolean;
   /** The API reads from replicas (DATABASE_REPLICA_URLS): write answers then carry a consistency token. */
   consistencyTokens: boolean;
-  /** One batch (or large write) at a time is checked, signed and queued per process (api/limits/cpu-lane.ts). */
-  lane: CpuLane;
 }
 
 const BATCH_PATHS = new Set(['/$batch', '/%24batch']);
@@ -96,9 +94,12 @@ export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
     });
   }
 
+  // One batch at a time is checked, signed and queued per process (api/limits/cpu-lane.ts).
+  const lane = cpuLane(1);
+
   async function handle(req: Request, res: Response): Promise<void> {
     const raw = await readBody(req, res);
-    const leave = await deps.lane.enter();
+    const leave = await lane.enter();
     try {
       await checkAndSend(req, res, raw, leave);
     } finally {
@@ -142,15 +143,10 @@ export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
       ...(deps.consistencyTokens ? { consistencyTokens: true as const } : {}),
       steps,
     };
-    // Once it is signed and handed to Redis, the next batch may be checked while this one runs.
-    const result = await sendCommand<BatchResult | CommandResult>(
-      req,
-      res,
-      deps.commandBus,
-      batch,
-      deps.limits.timeoutMs,
-      leave,
-    );
+    const sending = sendCommand<BatchResult | CommandResult>(req, res, deps.commandBus, batch, deps.limits.timeoutMs);
+    // Signed and handed to Redis in this turn: the next batch may start while this one runs.
+    setImmediate(leave);
+    const result = await sending;
     if (result === undefined) return;
     if ('batch' in result) {
       const responses = await findBatchResponse(deps.knex, batch.commandId);

@@ -63,13 +63,9 @@ export class QueueUnavailableError extends Error {
 
 export interface CommandBus {
   /** Enqueues `command` and waits for its outcome until `timeoutMs` has passed. */
-  dispatch(command: Command, timeoutMs: number, handedOff?: () => void): Promise<Dispatched>;
-  dispatch(
-    batch: BatchCommand,
-    timeoutMs: number,
-    handedOff?: () => void,
-  ): Promise<Dispatched<BatchResult | CommandResult>>;
-  dispatch(command: SubscriptionCommand, timeoutMs: number, handedOff?: () => void): Promise<Dispatched>;
+  dispatch(command: Command, timeoutMs: number): Promise<Dispatched>;
+  dispatch(batch: BatchCommand, timeoutMs: number): Promise<Dispatched<BatchResult | CommandResult>>;
+  dispatch(command: SubscriptionCommand, timeoutMs: number): Promise<Dispatched>;
   /** The state of a job still kept by the queue, or null. */
   jobStatus(commandId: string): Promise<JobStatus | null>;
   close(): Promise<void>;
@@ -242,7 +238,7 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
    * Adds the job; false when Redis has not confirmed it by the deadline (a connection that hangs
    * rather than fails): it may still arrive, so the caller is told the command is pending.
    */
-  async function enqueue(command: Queued, deadline: number, handedOff?: () => void): Promise<boolean> {
+  async function enqueue(command: Queued, deadline: number): Promise<boolean> {
     if (options.redis.status !== 'ready') {
       throw new QueueUnavailableError(`redis connection is ${options.redis.status}`, false);
     }
@@ -256,8 +252,6 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
         throw new QueueUnavailableError(err, true);
       },
     );
-    // Signed, serialised and written to the connection by the end of this turn.
-    if (handedOff) setImmediate(handedOff);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<false>((resolve) => {
       timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
@@ -310,14 +304,14 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
     );
   }
 
-  async function dispatch(command: Queued, timeoutMs: number, handedOff?: () => void): Promise<Outcome> {
+  async function dispatch(command: Queued, timeoutMs: number): Promise<Outcome> {
     const id = command.commandId;
     const deadline = Date.now() + timeoutMs;
     await admit(command);
     const wait = waitFor(id);
     let outcome: Outcome = { state: 'pending' };
     try {
-      outcome = await sendAndWait(command, wait, deadline, handedOff);
+      outcome = await sendAndWait(command, wait, deadline);
       return outcome;
     } catch (err) {
       // Nothing was queued (or it may have been: then the worker settles it when it runs).
@@ -334,13 +328,8 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
   }
 
   /** Enqueues the command (runs a failed repeat again) and waits for its outcome until the deadline. */
-  async function sendAndWait(
-    command: Queued,
-    wait: ReturnType<typeof waitFor>,
-    deadline: number,
-    handedOff?: () => void,
-  ): Promise<Outcome> {
-    if (!(await enqueue(command, deadline, handedOff))) return { state: 'pending' };
+  async function sendAndWait(command: Queued, wait: ReturnType<typeof waitFor>, deadline: number): Promise<Outcome> {
+    if (!(await enqueue(command, deadline))) return { state: 'pending' };
     let firstPoll = POLL_INTERVAL_MS;
     if (command.requestHash) {
       if (await clashesWithFirst(command)) {

@@ -21,16 +21,14 @@ export async function sendCommand<R extends CommandResult | BatchResult>(
   commandBus: CommandBus,
   sent: Command | BatchCommand | SubscriptionCommand,
   timeoutMs: number,
-  /** Called once the command is signed and written to Redis (api/limits/cpu-lane.ts). */
-  handedOff?: () => void,
 ): Promise<R | undefined> {
   const origin: WriteOrigin = { requestId: req.id, ...tracing().activeContext() };
   const command = { ...sent, origin };
   let dispatched: Dispatched<CommandResult | BatchResult>;
   try {
     dispatched = await (command.name === 'batch'
-      ? commandBus.dispatch(command, timeoutMs, handedOff)
-      : commandBus.dispatch(command as Command, timeoutMs, handedOff));
+      ? commandBus.dispatch(command, timeoutMs)
+      : commandBus.dispatch(command as Command, timeoutMs));
   } catch (err) {
     if (!(err instanceof QueueUnavailableError)) throw err;
     req.log.warn(

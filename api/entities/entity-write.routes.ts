@@ -12,7 +12,6 @@ import { parsePatch, type PatchLimits } from '../../domain/writes/json-patch';
 import { callerOf } from '../auth/caller';
 import type { CommandBus } from '../commands/command-bus';
 import { sendCommand } from '../commands/send-command';
-import type { CpuLane } from '../limits/cpu-lane';
 import { idempotencyKeyOf } from '../commands/idempotency-key';
 import { prefersRepresentation, writeAnswer, type WriteMethod } from '../../domain/responses/answer';
 import { sendAnswer } from '../http/send-answer';
@@ -33,12 +32,7 @@ export interface WriteRouteDeps {
   geometryLimits: GeometryLimits;
   /** With replicas, a write answer carries X-Consistency-Token (DESIGN §14). */
   replicas?: ReplicaSet;
-  /** Large bodies are checked and queued one at a time, shared with `$batch` (api/limits/cpu-lane.ts). */
-  lane: CpuLane;
 }
-
-/** A body this large takes milliseconds to check, sign and queue: it waits for the lane. */
-const LANE_BODY_BYTES = 64 * 1024;
 
 type SuccessResult = Extract<CommandResult, { ok: true }>;
 
@@ -84,31 +78,14 @@ function commandOf(
 export function entityWriteRoutes(deps: WriteRouteDeps): Router {
   const router = Router();
 
-  /**
-   * Runs a write's checks, and the signing and queueing of its command, in the lane when its body is
-   * large: eight hostile 1 MiB bodies at once then put one check into a turn of the event loop, not
-   * eight. `leave` is called once the command is in Redis (or the checks failed).
-   */
-  async function inLane(req: Request, run: (leave: () => void) => Promise<void>): Promise<void> {
-    if (Number(req.get('content-length') ?? 0) < LANE_BODY_BYTES) return run(() => undefined);
-    const leave = await deps.lane.enter();
-    try {
-      await run(leave);
-    } finally {
-      leave();
-    }
-  }
-
   /** Sends the command; answers its success, or throws its failure (202 and 503: send-command.ts). */
   async function execute(
     req: Request,
     res: Response,
     command: Command,
-    leave: () => void,
     onSuccess: (result: SuccessResult) => Promise<void>,
   ): Promise<void> {
-    // Once the command is signed and handed to Redis, the next large body may be checked.
-    const result = await sendCommand<CommandResult>(req, res, deps.commandBus, command, deps.commandTimeoutMs, leave);
+    const result = await sendCommand<CommandResult>(req, res, deps.commandBus, command, deps.commandTimeoutMs);
     if (result === undefined) return;
     if (!result.ok) throw DomainError.from(result.failure);
     await onSuccess(result);
@@ -131,46 +108,40 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
   router.post('/:route', async (req, res, next: NextFunction) => {
     const entity = writableEntity(req);
     if (!entity) return next();
-    await inLane(req, async (leave) => {
-      const raw = bodyOfType(req, 'application/json', 'POST and PUT');
-      const body = parseWriteBody(entity, raw, deps.geometryLimits);
-      const key = idempotencyKeyOf(req);
-      const subject = callerOf(req).subject;
-      const command = commandOf(
-        req,
-        subject,
-        entity,
-        'create',
-        key === undefined
-          ? { body }
-          : { body, commandId: idempotentCommandId(subject, key), requestHash: requestHash('POST', entity.route, raw) },
-      );
-      await execute(req, res, command, leave, (result) => answerSuccess(req, res, entity, result));
-    });
+    const raw = bodyOfType(req, 'application/json', 'POST and PUT');
+    const body = parseWriteBody(entity, raw, deps.geometryLimits);
+    const key = idempotencyKeyOf(req);
+    const subject = callerOf(req).subject;
+    const command = commandOf(
+      req,
+      subject,
+      entity,
+      'create',
+      key === undefined
+        ? { body }
+        : { body, commandId: idempotentCommandId(subject, key), requestHash: requestHash('POST', entity.route, raw) },
+    );
+    await execute(req, res, command, (result) => answerSuccess(req, res, entity, result));
   });
 
   router.put('/:route/:key', async (req, res, next: NextFunction) => {
     const entity = writableEntity(req);
     if (!entity) return next();
     const id = keyOf(entity, req.params.key as string);
-    await inLane(req, async (leave) => {
-      const raw = bodyOfType(req, 'application/json', 'POST and PUT');
-      const body = parseWriteBody(entity, raw, deps.geometryLimits, id);
-      const command = commandOf(req, callerOf(req).subject, entity, 'replace', { key: id, body });
-      await execute(req, res, command, leave, (result) => answerSuccess(req, res, entity, result));
-    });
+    const raw = bodyOfType(req, 'application/json', 'POST and PUT');
+    const body = parseWriteBody(entity, raw, deps.geometryLimits, id);
+    const command = commandOf(req, callerOf(req).subject, entity, 'replace', { key: id, body });
+    await execute(req, res, command, (result) => answerSuccess(req, res, entity, result));
   });
 
   router.patch('/:route/:key', async (req, res, next: NextFunction) => {
     const entity = writableEntity(req);
     if (!entity) return next();
     const id = keyOf(entity, req.params.key as string);
-    await inLane(req, async (leave) => {
-      const raw = bodyOfType(req, 'application/json-patch+json', 'PATCH requests');
-      const patch = parsePatch(entity, raw, deps.patchLimits, deps.geometryLimits);
-      const command = commandOf(req, callerOf(req).subject, entity, 'patch', { key: id, patch });
-      await execute(req, res, command, leave, (result) => answerSuccess(req, res, entity, result));
-    });
+    const raw = bodyOfType(req, 'application/json-patch+json', 'PATCH requests');
+    const patch = parsePatch(entity, raw, deps.patchLimits, deps.geometryLimits);
+    const command = commandOf(req, callerOf(req).subject, entity, 'patch', { key: id, patch });
+    await execute(req, res, command, (result) => answerSuccess(req, res, entity, result));
   });
 
   router.delete('/:route/:key', async (req, res, next: NextFunction) => {
@@ -178,13 +149,7 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
     if (!entity) return next();
     const id = keyOf(entity, req.params.key as string);
     const command = commandOf(req, callerOf(req).subject, entity, 'delete', { key: id });
-    await execute(
-      req,
-      res,
-      command,
-      () => undefined,
-      (result) => answerSuccess(req, res, entity, result),
-    );
+    await execute(req, res, command, (result) => answerSuccess(req, res, entity, result));
   });
 
   return router;
