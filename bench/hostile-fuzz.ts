@@ -30,6 +30,13 @@ export interface HostileFuzzReport {
     /** Seconds of the run by their longest delay: upper bucket bound (ms) → seconds in that bucket. */
     secondsByBucketMs: Record<string, number>;
   };
+  /**
+   * The usual reading of event-loop lag: prom-client's `nodejs_eventloop_lag_p99_seconds`, the p99
+   * of every monitorEventLoopDelay sample (10 ms resolution) since the previous scrape, read every
+   * WINDOW_S seconds (each scrape starts a new window). Kinder than the seconds' maxima above: a
+   * 150 ms stall is one sample among hundreds in its window.
+   */
+  lagP99Windows: { windows: number; windowSeconds: number; medianMs: number | null; maxMs: number | null };
   /** Another caller's `GET /Countries?$top=1` every 100 ms while the fuzz ran. */
   probe: { requests: number; p50Ms: number; p99Ms: number; maxMs: number; failures: number };
   /** The machine's 1-minute load average at the start and the end (2 cores: 2 is busy). */
@@ -52,6 +59,15 @@ interface Sent {
 }
 
 const METRIC = 'emapi_event_loop_delay_seconds';
+const WINDOW_S = 10;
+
+/** prom-client's p99 of the event-loop delay since the previous scrape (ms); null without it. */
+async function scrapeLagP99(service: string): Promise<number | null> {
+  const res = await fetch(`${service}/metrics`);
+  const line = (await res.text()).split('\n').find((l) => l.startsWith('nodejs_eventloop_lag_p99_seconds'));
+  const value = line === undefined ? NaN : Number(line.split(' ').at(-1));
+  return Number.isFinite(value) ? value * 1000 : null;
+}
 
 /** Cumulative bucket counts of the histogram by upper bound (seconds; +Inf last); empty without it. */
 async function scrapeBuckets(service: string): Promise<Map<number, number>> {
@@ -225,6 +241,12 @@ export async function hostileFuzz(options: Options): Promise<HostileFuzzReport> 
 
   const load = os.loadavg()[0]!;
   const before = await scrapeBuckets(service);
+  // Starts the first window now; one more scrape every WINDOW_S seconds while the fuzz runs.
+  await scrapeLagP99(service);
+  const lagWindows: number[] = [];
+  const windowTimer = setInterval(() => {
+    void scrapeLagP99(service).then((ms) => ms !== null && lagWindows.push(ms));
+  }, WINDOW_S * 1000);
   const started = performance.now();
   let next = 0;
   await Promise.all(
@@ -254,6 +276,7 @@ export async function hostileFuzz(options: Options): Promise<HostileFuzzReport> 
   );
   const seconds = (performance.now() - started) / 1000;
   const after = await scrapeBuckets(service);
+  clearInterval(windowTimer);
   running = false;
   await probe;
 
@@ -282,6 +305,19 @@ export async function hostileFuzz(options: Options): Promise<HostileFuzzReport> 
           .filter(([, n]) => n > 0),
       ),
     },
+    lagP99Windows: {
+      windows: lagWindows.length,
+      windowSeconds: WINDOW_S,
+      medianMs: lagWindows.length
+        ? Number(
+            percentile(
+              [...lagWindows].sort((a, b) => a - b),
+              0.5,
+            ).toFixed(1),
+          )
+        : null,
+      maxMs: lagWindows.length ? Number(Math.max(...lagWindows).toFixed(1)) : null,
+    },
     probe: {
       requests: probeTimes.length,
       p50Ms: Number(percentile(probeTimes, 0.5).toFixed(1)),
@@ -306,5 +342,10 @@ export function printHostileFuzz(r: HostileFuzzReport): void {
   );
   const seconds = Object.entries(r.eventLoopDelay.secondsByBucketMs).map(([le, n]) => `≤${le} ms: ${n}`);
   console.log(`  seconds by their longest event-loop delay: ${seconds.join(', ')}`);
+  const w = r.lagP99Windows;
+  console.log(
+    `  p99 of all event-loop delay samples per ${w.windowSeconds} s window (prom-client nodejs_eventloop_lag_p99_seconds): ` +
+      `median ${w.medianMs} ms, worst ${w.maxMs} ms over ${w.windows} windows`,
+  );
   for (const sample of r.serverErrorSamples) console.log(`  5xx: ${sample.sent}\n    → ${sample.answer}`);
 }

@@ -1,3 +1,4 @@
+import { jsonByteLengthExceeds } from '../../domain/json/json-size';
 import { parse as parseQuery } from 'node:querystring';
 import type { BatchStep } from '../../domain/batch/batch-command';
 import type { BatchRequest } from '../../domain/batch/batch-request';
@@ -131,7 +132,7 @@ function writeStep(request: BatchRequest, target: Target, ctx: StepContext): Bat
   if (!entity || (method === 'POST') === keyed) {
     throw notFound(`No resource at ${method} /${request.url.replace(/^\//, '').split('?')[0]!.replace(/\/$/, '')}.`);
   }
-  if (request.body !== undefined && Buffer.byteLength(JSON.stringify(request.body)) > MAX_REQUEST_BODY_BYTES) {
+  if (request.body !== undefined && jsonByteLengthExceeds(request.body, MAX_REQUEST_BODY_BYTES)) {
     throw requestBodyTooLarge();
   }
   const key = target.key === undefined ? undefined : keyOf(entity, target.key);

@@ -1,18 +1,11 @@
-import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Knex } from 'knex';
-import { performance } from 'node:perf_hooks';
 import type { BatchCommand, BatchResult, BatchStep } from '../../domain/batch/batch-command';
 import { findBatchResponse } from '../../db/commands/command-log';
 import { parseBatch, type BatchRequest } from '../../domain/batch/batch-request';
 import type { CommandResult } from '../../domain/commands/command';
-import {
-  DomainError,
-  badRequest,
-  methodNotAllowed,
-  tooLarge,
-  unsupportedMediaType,
-} from '../../domain/errors/domain-error';
-import { idempotentCommandId, newCommandId, requestHash } from '../../domain/writes/command-ids';
+import { DomainError, methodNotAllowed } from '../../domain/errors/domain-error';
+import { idempotentCommandId, newCommandId, requestHashInSlices } from '../../domain/writes/command-ids';
 import type { PatchLimits } from '../../domain/writes/json-patch';
 import type { ReadLimits } from '../../domain/queries/read-limits';
 import type { BatchConfig } from '../../infra/config/load-config';
@@ -24,6 +17,9 @@ import { sendCommand } from '../commands/send-command';
 import { checkBatchReadRows } from './batch-read-budget';
 import { stepOf } from './batch-request-checks';
 import { cpuLane } from '../limits/cpu-lane';
+import { turnSlicer } from '../limits/turn-slicer';
+import { batchBodyReader } from './batch-body';
+import { sendText } from '../http/send-answer';
 
 /**
  * `POST /$batch` (DESIGN §12): the OData 4.01 JSON batch format. The API checks the batch as a whole
@@ -50,51 +46,16 @@ export interface BatchRouteDeps {
 
 const BATCH_PATHS = new Set(['/$batch', '/%24batch']);
 
-/** How long checking a batch's requests may hold the event loop before other callers get a turn. */
+/**
+ * How long checking a batch's requests may hold the event loop before other callers get a turn:
+ * 16 MiB of requests (e.g. 32 geometries of 500,000 characters at 6-7 ms each) is one request's work.
+ */
 const CHECK_SLICE_MS = 10;
 
-/**
- * Checking 16 MiB of requests (each body up to its limits, e.g. 32 geometries of 500,000
- * characters at 6-7 ms each) is one request's work: other callers get a turn every slice.
- */
-function pauser(): () => Promise<void> {
-  let since = performance.now();
-  return async () => {
-    if (performance.now() - since < CHECK_SLICE_MS) return;
-    await new Promise((resolve) => setImmediate(resolve));
-    since = performance.now();
-  };
-}
-
-function mebibytes(bytes: number): string {
-  return `${Math.round((bytes / 1024 / 1024) * 100) / 100} MiB`;
-}
-
 export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
-  const parseJson = express.json({ limit: deps.limits.maxBytes, strict: false, type: () => true });
+  const readBody = batchBodyReader(deps.limits.maxBytes);
 
-  /** The body as JSON, within BATCH_MAX_BYTES; 415 for any other media type. */
-  function readBody(req: Request, res: Response): Promise<unknown> {
-    if (!req.is('application/json')) {
-      return Promise.reject(unsupportedMediaType('POST /$batch takes application/json.'));
-    }
-    return new Promise((resolve, reject) => {
-      parseJson(req, res, (err?: unknown) => {
-        if (!err) return resolve(req.body);
-        const type = (err as { type?: string }).type;
-        if (type === 'entity.too.large') {
-          reject(
-            tooLarge(
-              `The batch body exceeds ${mebibytes(deps.limits.maxBytes)} (BATCH_MAX_BYTES). Split it into several batches.`,
-            ),
-          );
-        } else if (type === 'entity.parse.failed') reject(badRequest('The request body is not valid JSON.'));
-        else reject(err);
-      });
-    });
-  }
-
-  // One batch at a time is checked, signed and queued per process (api/limits/cpu-lane.ts).
+  // One batch at a time is checked per process (api/limits/cpu-lane.ts).
   const lane = cpuLane(1);
 
   async function handle(req: Request, res: Response): Promise<void> {
@@ -125,7 +86,7 @@ export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
     };
     const steps: BatchStep[] = [];
     // Checking 1,000 requests is CPU work: other callers get a turn every few milliseconds.
-    const pause = pauser();
+    const pause = turnSlicer(CHECK_SLICE_MS);
     for (const request of requests) {
       steps.push(stepOf(request, context));
       if (!earlier.has(request.id)) earlier.set(request.id, request);
@@ -139,19 +100,20 @@ export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
       name: 'batch',
       subject: caller.subject,
       issuedAt: new Date().toISOString(),
-      ...(key === undefined ? {} : { requestHash: requestHash('POST', '$batch', raw) }),
+      ...(key === undefined ? {} : { requestHash: await requestHashInSlices('POST', '$batch', raw, pause) }),
       ...(deps.consistencyTokens ? { consistencyTokens: true as const } : {}),
       steps,
     };
     const sending = sendCommand<BatchResult | CommandResult>(req, res, deps.commandBus, batch, deps.limits.timeoutMs);
-    // Signed and handed to Redis in this turn: the next batch may start while this one runs.
+    // The next batch may start being checked while this one is signed and queued (both a slice at
+    // a time) and runs.
     setImmediate(leave);
     const result = await sending;
     if (result === undefined) return;
     if ('batch' in result) {
       const responses = await findBatchResponse(deps.knex, batch.commandId);
       if (responses === null) throw new Error(`batch ${batch.commandId} finished without a recorded response`);
-      res.type('application/json').send(responses);
+      sendText(res.type('application/json'), responses);
     } else if (!result.ok) throw DomainError.from(result.failure);
     else throw new Error('a batch answered with the result of a single command');
   }

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import test, { type ExecutionContext } from 'ava';
 import { randomUUID } from 'node:crypto';
 import { startCommandWorker } from '../../workers/commands/command-worker';
@@ -312,6 +313,25 @@ test('415 for any Content-Type but application/json; nothing runs', async (t) =>
   });
   t.is(ok.status, 200, ok.text);
   t.is(await countRows(stack, 'companies', { name: 'Canary media type' }), 1);
+});
+
+test('a batch is JSON in UTF-8: another charset is 415 naming it; a gzip-compressed batch is read', async (t) => {
+  const raw = JSON.stringify({ requests: [canary('Canary charset')] });
+  const latin1 = await stack.request('POST', '/$batch', {
+    raw,
+    headers: { 'content-type': 'application/json; charset=iso-8859-1' },
+  });
+  t.is(latin1.status, 415, latin1.text);
+  t.regex((latin1.body as { detail: string }).detail, /UTF-8.*iso-8859-1/);
+  t.is(await countRows(stack, 'companies', { name: 'Canary charset' }), 0);
+  const zipped = await fetch(`${stack.baseUrl}/$batch`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    body: gzipSync(raw),
+  });
+  t.is(zipped.status, 200, await zipped.clone().text());
+  t.is(((await zipped.json()) as { responses: { status: number }[] }).responses[0]?.status, 201);
+  t.is(await countRows(stack, 'companies', { name: 'Canary charset' }), 1);
 });
 
 test('413 above BATCH_MAX_REQUESTS, naming it; nothing runs; the limit itself is accepted', async (t) => {
