@@ -57,8 +57,10 @@ export function batchBodyReader(maxBytes: number): (req: Request, res: Response)
         );
       }),
     );
-    // No body at all (no content-length, no chunks) leaves req.body undefined.
+    // No body at all (no content-length, no chunks) leaves req.body undefined. The request keeps
+    // no copy: the parsed value is all that is needed, and the request lives as long as the batch.
     const bytes = Buffer.isBuffer(raw) ? raw : Buffer.alloc(0);
+    req.body = undefined;
     try {
       return await parseJsonInSlices(bytes, turnSlicer(PARSE_SLICE_MS));
     } catch {
