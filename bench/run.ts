@@ -229,6 +229,10 @@ async function main(): Promise<void> {
   const profile = process.env.BENCH_API_CPU_PROF;
   const apiArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, ...nodeArgsOf('api')] : nodeArgsOf('api');
   const api = start(apiArgs, { ...env, PORT: String(API_PORT) });
+  // BENCH_API_NICE=-10: the API first on the CPU (root only), to tell its own event-loop turns from
+  // its waits for a core that Postgres, Redis, the workers and the load generator share with it.
+  const apiNice = process.env.BENCH_API_NICE;
+  if (apiNice !== undefined && api.pid !== undefined) os.setPriority(api.pid, Number(apiNice));
   const commands = start(nodeArgsOf('commands'), env);
   const views = start(nodeArgsOf('views'), env);
   const notifications = start(nodeArgsOf('notifications'), env);
