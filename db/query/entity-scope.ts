@@ -49,9 +49,20 @@ export class EntityScope {
 /** The SQL of the text functions of FILTER_FUNCTIONS (domain/odata/filter-functions.ts). */
 const SQL_FUNCTION = { tolower: 'lower', toupper: 'upper', trim: 'btrim', length: 'char_length' } as const;
 
-/** A planned filter as a SQL boolean, its literals bound as parameters. */
-export function filterSql(expr: PlannedExpr, scope: EntityScope): string {
-  const sql = (e: PlannedExpr) => filterSql(e, scope);
+/**
+ * A planned filter as a SQL boolean, its literals bound as parameters.
+ *
+ * Comparisons follow OData's null rules (OData 4.01 Part 2 §5.1.1.1), not SQL's: a comparison with
+ * null on one side is false (`eq`, `gt`, `in`, …) or true (`ne`), never unknown, so `TotalUnits ne 5`
+ * includes rows without TotalUnits and `not (TotalUnits gt 5)` does too. Where nothing negates a
+ * comparison, SQL's unknown already acts as false in WHERE, so `x = $1` stays as it is (an index can
+ * answer it); under `not` (`negated`) it becomes `(x = $1) is true`. `ne` is `is distinct from`, and
+ * `eq` between two properties `is not distinct from` (null eq null is true). Boolean properties and
+ * the string functions keep SQL's three values: their null is OData's null, which `not` keeps null.
+ */
+export function filterSql(expr: PlannedExpr, scope: EntityScope, negated = false): string {
+  const sql = (e: PlannedExpr) => filterSql(e, scope, negated);
+  const twoValued = (condition: string) => (negated ? `(${condition}) is true` : condition);
   switch (expr.kind) {
     case 'column':
       return scope.columnSql(expr.ref);
@@ -60,16 +71,20 @@ export function filterSql(expr: PlannedExpr, scope: EntityScope): string {
     case 'boolean':
       return expr.value ? 'true' : 'false';
     case 'not':
-      return `not (${sql(expr.operand)})`;
+      return `not (${filterSql(expr.operand, scope, !negated)})`;
     case 'logic':
       return `(${sql(expr.left)} ${expr.op} ${sql(expr.right)})`;
-    case 'compare':
-      return `${sql(expr.left)} ${expr.op} ${sql(expr.right)}`;
+    case 'compare': {
+      const [left, right] = [sql(expr.left), sql(expr.right)];
+      if (expr.op === '<>') return `${left} is distinct from ${right}`;
+      if (expr.op === '=' && expr.right.kind !== 'param') return `${left} is not distinct from ${right}`;
+      return twoValued(`${left} ${expr.op} ${right}`);
+    }
     case 'isNull':
       return `${sql(expr.subject)} is ${expr.negated ? 'not ' : ''}null`;
     case 'in': {
       const subject = sql(expr.subject);
-      return `${subject} in (${expr.list.map(sql).join(', ')})`;
+      return twoValued(`${subject} in (${expr.list.map(sql).join(', ')})`);
     }
     case 'like': {
       const subject = sql(expr.subject);

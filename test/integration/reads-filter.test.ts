@@ -29,8 +29,17 @@ test('comparison operators, and/or/not, parentheses', async (t) => {
   t.deepEqual(await schemeNames(`TotalUnits lt 40`), [INJECTION]);
   t.deepEqual(await schemeNames(`TotalUnits le 40 and TotalUnits ne 0`), ['Beta Yard']);
   t.deepEqual(await schemeNames(`TotalUnits eq 0 or SchemeName eq 'Gamma Works'`), ['Gamma Works', INJECTION]);
-  t.deepEqual(await schemeNames(`not (TotalUnits gt 0)`), [INJECTION]);
+  // Gamma Works has no TotalUnits: `TotalUnits gt 0` is false for it (OData), so its negation holds.
+  t.deepEqual(await schemeNames(`not (TotalUnits gt 0)`), ['Gamma Works', INJECTION]);
   t.deepEqual(await schemeNames(`TotalFloorArea eq 5000.5`), ['Alpha Tower']);
+});
+
+test('null follows OData at the root: ne includes rows without a value, not of a comparison too', async (t) => {
+  t.deepEqual(await schemeNames(`TotalUnits ne 0`), ['Alpha Tower', 'Beta Yard', 'Gamma Works']);
+  t.deepEqual(await schemeNames(`not (TotalUnits eq 0)`), ['Alpha Tower', 'Beta Yard', 'Gamma Works']);
+  t.deepEqual(await schemeNames(`not (TotalUnits in (0, 40))`), ['Alpha Tower', 'Gamma Works']);
+  t.deepEqual(await schemeNames(`Address/Id ne null and not (TotalUnits ne 0)`), [INJECTION]);
+  t.deepEqual(await schemeNames(`not (TotalUnits ne 0) and not (TotalUnits eq null)`), [INJECTION]);
 });
 
 test('null comparisons and in', async (t) => {
