@@ -1,5 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
+import { DomainError } from '../../domain/errors/domain-error';
 import { lsnOfPosition, positionOfLsn, positionOfToken, tokenOfLsn } from '../../db/replicas/consistency-token';
 
 const half = fc.integer({ min: 0, max: 0xffffffff });
@@ -26,4 +27,20 @@ test('tokens are case-insensitive and trimmed; anything else is a 400 naming the
     const error = t.throws(() => positionOfToken(bad), undefined, bad);
     t.regex(error!.message, /X-Consistency-Token/);
   }
+});
+
+test('any header value is a position or a 400 naming the header, never another error', (t) => {
+  fc.assert(
+    fc.property(fc.oneof(fc.string(), fc.stringMatching(/^[0-9a-fA-F -]{0,20}$/)), (value) => {
+      try {
+        const at = positionOfToken(value);
+        t.is(positionOfToken(tokenOfLsn(lsnOfPosition(at))), at, 'a position round-trips');
+      } catch (err) {
+        t.true(err instanceof DomainError, String(err));
+        t.is((err as DomainError).kind, 'BadRequest');
+        t.regex((err as Error).message, /X-Consistency-Token/);
+      }
+    }),
+    { numRuns: 3000 },
+  );
 });
