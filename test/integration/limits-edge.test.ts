@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import test from 'ava';
 import net from 'node:net';
 import type { Queue } from 'bullmq';
@@ -204,5 +205,56 @@ test('a URL past the header limit and malformed HTTP answer problem bodies, not 
   t.regex(raw, /content-type: application\/problem\+json/i);
   t.regex(raw, /"detail":"The request is not valid HTTP\/1\.1\."/);
   // Still serving afterwards.
+  t.is((await stack.get('/Countries?$top=1')).status, 200);
+});
+
+/**
+ * Sends `head` as an HTTP/1.1 request and reads the answer's head (the server closes the
+ * connection after a malformed request, and keeps it open after a good one). The socket is not
+ * half-closed: Node aborts requests whose client ended its side before they were answered.
+ */
+function rawExchange(head: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const socket = net.connect(Number(new URL(stack.baseUrl).port), '127.0.0.1', () => socket.write(head));
+    let text = '';
+    socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer to ${JSON.stringify(head.slice(0, 200))}`)));
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+      if (text.includes('\r\n\r\n')) socket.destroy();
+    });
+    socket.on('close', () => resolve(text));
+    socket.on('error', reject);
+  });
+}
+
+test('any malformed request head gets a status line below 500, and a problem body when it is an error', async (t) => {
+  const token = fc.stringMatching(/^[A-Za-z!#$%&'*+.^_`|~0-9-]{0,12}$/);
+  const junk = fc.string({ unit: fc.integer({ min: 0, max: 255 }).map((c) => String.fromCharCode(c)), maxLength: 40 });
+  const line = fc.oneof(
+    fc.tuple(token, junk).map(([name, value]) => `${name}: ${value}`),
+    junk,
+    fc.constantFrom('Content-Length: -1', 'Content-Length: 1, 2', 'Transfer-Encoding: chunked, identity', 'Host:'),
+  );
+  const head = fc
+    .tuple(
+      fc.oneof(token, fc.constantFrom('GET', 'POST', 'PATCH')),
+      fc.oneof(junk, fc.constant('/Countries')),
+      fc.array(line, { maxLength: 5 }),
+    )
+    .map(
+      ([method, target, lines]) =>
+        `${method} ${target} HTTP/1.1\r\nHost: x\r\n${lines.map((l) => `${l}\r\n`).join('')}\r\n`,
+    );
+  await fc.assert(
+    fc.asyncProperty(head, async (sent) => {
+      const answer = await rawExchange(sent);
+      const status = /^HTTP\/1\.[01] (\d{3}) /.exec(answer);
+      t.truthy(status, `no status line for ${JSON.stringify(sent)}: ${JSON.stringify(answer.slice(0, 200))}`);
+      const code = Number(status![1]);
+      t.true(code < 500, `${code} for ${JSON.stringify(sent)}`);
+      if (code >= 400) t.regex(answer, /content-type: application\/problem\+json/i, JSON.stringify(sent));
+    }),
+    { numRuns: 150 },
+  );
   t.is((await stack.get('/Countries?$top=1')).status, 200);
 });
