@@ -23,6 +23,8 @@ export interface ScalarField {
   unique?: boolean;
   /** Set by the service, never by a client (CreatedAt, UpdatedAt). */
   readOnly?: boolean;
+  /** What the field means, where its name alone does not say (docs, `$metadata` Core.Description). */
+  description?: string;
 }
 
 /** A single related entity (many-to-one), shown as `{ Id }` or null. */
@@ -59,6 +61,8 @@ export interface OwnedRecordDefinition {
    * record, and that collection's `foreignKey` is the table's parent column (deleted with it).
    */
   parent: string;
+  /** One sentence on what the record is (docs, `$metadata` Core.Description). */
+  description: string;
   fields: Record<string, ScalarField>;
 }
 
@@ -67,6 +71,8 @@ export interface EntityDefinition {
   name: string;
   /** Route segment, the plural (`Schemes`). */
   route: string;
+  /** One sentence on what the entity is (docs, `$metadata` Core.Description). */
+  description: string;
   table: string;
   /** Spec 2.3: the five routes that also accept the integer primary key. */
   acceptsBareIntegerKeys: boolean;
@@ -89,8 +95,13 @@ export interface EntityDefinition {
 
 /** Fields every entity has: `Id` (computed) plus timestamps. */
 export const TIMESTAMP_FIELDS: Record<string, ScalarField> = {
-  CreatedAt: { kind: 'datetime', column: 'created_at', readOnly: true },
-  UpdatedAt: { kind: 'datetime', column: 'updated_at', readOnly: true },
+  CreatedAt: { kind: 'datetime', column: 'created_at', readOnly: true, description: 'When the row was created (UTC).' },
+  UpdatedAt: {
+    kind: 'datetime',
+    column: 'updated_at',
+    readOnly: true,
+    description: 'When the row last changed (UTC).',
+  },
 };
 
 export const READ_ONLY_MEMBERS = ['Id', 'CreatedAt', 'UpdatedAt'] as const;

@@ -3,11 +3,16 @@ import { TIMESTAMP_FIELDS } from './entity-definition';
 
 /** Transactions over schemes: investment and occupier events, grouped into portfolios. */
 
-const CURRENCY = { pattern: '^[A-Z]{3}$', patternText: 'must be 3 upper-case letters' };
+const CURRENCY = {
+  pattern: '^[A-Z]{3}$',
+  patternText: 'must be 3 upper-case letters',
+  description: 'ISO 4217 currency code.',
+};
 
 export const InvestmentEvent: EntityDefinition = {
   name: 'InvestmentEvent',
   route: 'InvestmentEvents',
+  description: 'A sale or purchase of a scheme or portfolio, at a price on a date.',
   table: 'investment_events',
   acceptsBareIntegerKeys: true,
   storesEncodedId: true,
@@ -30,13 +35,25 @@ export const InvestmentEvent: EntityDefinition = {
 export const InvestmentCompany: EntityDefinition = {
   name: 'InvestmentCompany',
   route: 'InvestmentCompanies',
+  description: 'A company taking part in an investment event (owned by the InvestmentEvent).',
   table: 'investment_companies',
   keepsWrittenOrder: true,
   acceptsBareIntegerKeys: false,
   storesEncodedId: false,
   fields: {
-    Role: { kind: 'string', column: 'role', maxLength: 100 },
-    PercentageShare: { kind: 'number', column: 'percentage_share', minimum: 0, maximum: 1 },
+    Role: {
+      kind: 'string',
+      column: 'role',
+      maxLength: 100,
+      description: 'The part it played, e.g. Buyer, Seller or Advisor.',
+    },
+    PercentageShare: {
+      kind: 'number',
+      column: 'percentage_share',
+      minimum: 0,
+      maximum: 1,
+      description: 'Share as a fraction (0…1).',
+    },
     ...TIMESTAMP_FIELDS,
   },
   relations: {
@@ -50,6 +67,7 @@ export const InvestmentCompany: EntityDefinition = {
 export const OccupierEvent: EntityDefinition = {
   name: 'OccupierEvent',
   route: 'OccupierEvents',
+  description: 'A letting: a company occupying space in a scheme, with its rent and lease expiry.',
   table: 'occupier_events',
   acceptsBareIntegerKeys: true,
   storesEncodedId: true,
@@ -72,6 +90,7 @@ export const OccupierEvent: EntityDefinition = {
 export const Portfolio: EntityDefinition = {
   name: 'Portfolio',
   route: 'Portfolios',
+  description: 'A named group of investment events.',
   table: 'portfolios',
   acceptsBareIntegerKeys: true,
   storesEncodedId: true,

@@ -6,6 +6,7 @@ import { TIMESTAMP_FIELDS } from './entity-definition';
 export const Address: EntityDefinition = {
   name: 'Address',
   route: 'Addresses',
+  description: 'A postal address with its coordinates.',
   table: 'addresses',
   acceptsBareIntegerKeys: true,
   storesEncodedId: true,
@@ -14,8 +15,8 @@ export const Address: EntityDefinition = {
     City: { kind: 'string', column: 'city', maxLength: 200 },
     Region: { kind: 'string', column: 'region', maxLength: 200 },
     Postcode: { kind: 'string', column: 'postcode', maxLength: 20 },
-    Latitude: { kind: 'number', column: 'latitude', minimum: -90, maximum: 90 },
-    Longitude: { kind: 'number', column: 'longitude', minimum: -180, maximum: 180 },
+    Latitude: { kind: 'number', column: 'latitude', minimum: -90, maximum: 90, description: 'WGS 84 degrees.' },
+    Longitude: { kind: 'number', column: 'longitude', minimum: -180, maximum: 180, description: 'WGS 84 degrees.' },
     ...TIMESTAMP_FIELDS,
   },
   relations: { Country: { target: 'Country', column: 'country_id' } },
@@ -26,6 +27,7 @@ export const Address: EntityDefinition = {
 export const Company: EntityDefinition = {
   name: 'Company',
   route: 'Companies',
+  description: 'An organisation: developer, investor, occupier, adviser.',
   table: 'companies',
   acceptsBareIntegerKeys: false,
   storesEncodedId: false,

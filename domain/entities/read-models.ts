@@ -9,6 +9,7 @@ import type { EntityDefinition } from './entity-definition';
 export const Activity: EntityDefinition = {
   name: 'Activity',
   route: 'Activities',
+  description: 'The activity log: one entry per change, written by the service (read-only).',
   table: 'activities',
   acceptsBareIntegerKeys: false,
   storesEncodedId: false,

@@ -6,6 +6,7 @@ import { TIMESTAMP_FIELDS } from './entity-definition';
 export const Country: EntityDefinition = {
   name: 'Country',
   route: 'Countries',
+  description: 'A country.',
   table: 'countries',
   acceptsBareIntegerKeys: false,
   storesEncodedId: false,
@@ -18,6 +19,7 @@ export const Country: EntityDefinition = {
       pattern: '^[A-Z]{2}$',
       patternText: 'must be 2 upper-case letters',
       unique: true,
+      description: 'ISO 3166-1 alpha-2 code.',
     },
     ...TIMESTAMP_FIELDS,
   },
@@ -29,6 +31,7 @@ export const Country: EntityDefinition = {
 export const Market: EntityDefinition = {
   name: 'Market',
   route: 'Markets',
+  description: 'A property market, usually a city or region.',
   table: 'markets',
   acceptsBareIntegerKeys: false,
   storesEncodedId: false,
@@ -41,10 +44,11 @@ export const Market: EntityDefinition = {
   searchFields: { Name: 'Name' },
 };
 
-function namedLookup(name: string, route: string, table: string): EntityDefinition {
+function namedLookup(name: string, route: string, table: string, description: string): EntityDefinition {
   return {
     name,
     route,
+    description,
     table,
     acceptsBareIntegerKeys: false,
     storesEncodedId: false,
@@ -58,6 +62,21 @@ function namedLookup(name: string, route: string, table: string): EntityDefiniti
   };
 }
 
-export const BuildingType = namedLookup('BuildingType', 'BuildingTypes', 'building_types');
-export const DevelopmentType = namedLookup('DevelopmentType', 'DevelopmentTypes', 'development_types');
-export const DevelopmentStatus = namedLookup('DevelopmentStatus', 'DevelopmentStatuses', 'development_statuses');
+export const BuildingType = namedLookup(
+  'BuildingType',
+  'BuildingTypes',
+  'building_types',
+  'A kind of building (office, residential, …).',
+);
+export const DevelopmentType = namedLookup(
+  'DevelopmentType',
+  'DevelopmentTypes',
+  'development_types',
+  'A kind of development (new build, refurbishment, …).',
+);
+export const DevelopmentStatus = namedLookup(
+  'DevelopmentStatus',
+  'DevelopmentStatuses',
+  'development_statuses',
+  'A stage of a development (planned, under construction, complete, …).',
+);

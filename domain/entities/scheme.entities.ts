@@ -6,6 +6,7 @@ import { TIMESTAMP_FIELDS } from './entity-definition';
 export const Scheme: EntityDefinition = {
   name: 'Scheme',
   route: 'Schemes',
+  description: 'A property-development scheme: a site or building project and what is known about it.',
   table: 'schemes',
   acceptsBareIntegerKeys: true,
   storesEncodedId: true,
@@ -52,13 +53,20 @@ export const Scheme: EntityDefinition = {
 export const SchemeCompany: EntityDefinition = {
   name: 'SchemeCompany',
   route: 'SchemeCompanies',
+  description: 'A company taking part in a scheme, in a role and with a share (owned by the Scheme).',
   table: 'scheme_companies',
   keepsWrittenOrder: true,
   acceptsBareIntegerKeys: false,
   storesEncodedId: false,
   fields: {
     Role: { kind: 'string', column: 'role', maxLength: 100 },
-    PercentageShare: { kind: 'number', column: 'percentage_share', minimum: 0, maximum: 1 },
+    PercentageShare: {
+      kind: 'number',
+      column: 'percentage_share',
+      minimum: 0,
+      maximum: 1,
+      description: 'Share as a fraction (0…1).',
+    },
     ...TIMESTAMP_FIELDS,
   },
   relations: {
@@ -72,12 +80,18 @@ export const SchemeCompany: EntityDefinition = {
 export const SchemeMarketBoundary: EntityDefinition = {
   name: 'SchemeMarketBoundary',
   route: 'SchemeMarketBoundaries',
+  description: 'The boundary of a market a scheme lies in, as a geometry (owned by the Scheme).',
   table: 'scheme_market_boundaries',
   keepsWrittenOrder: true,
   acceptsBareIntegerKeys: false,
   storesEncodedId: false,
   fields: {
-    Geometry: { kind: 'wkt', column: 'geometry', required: true },
+    Geometry: {
+      kind: 'wkt',
+      column: 'geometry',
+      required: true,
+      description: 'Well-known text (WKT) geometry.',
+    },
     ...TIMESTAMP_FIELDS,
   },
   relations: {
@@ -91,6 +105,7 @@ export const SchemeMarketBoundary: EntityDefinition = {
 export const Development: EntityDefinition = {
   name: 'Development',
   route: 'Developments',
+  description: 'A phase or building of a scheme, with its own units, floor area and dates.',
   table: 'developments',
   acceptsBareIntegerKeys: false,
   storesEncodedId: false,
@@ -116,6 +131,7 @@ export const Note: OwnedRecordDefinition = {
   name: 'Note',
   table: 'scheme_notes',
   parent: 'Scheme',
+  description: 'A free-text note on a scheme.',
   fields: { Text: { kind: 'string', column: 'text', required: true, minLength: 1, maxLength: 10000 } },
 };
 
@@ -123,6 +139,7 @@ export const Tag: OwnedRecordDefinition = {
   name: 'Tag',
   table: 'scheme_tags',
   parent: 'Scheme',
+  description: 'A label on a scheme.',
   fields: { Name: { kind: 'string', column: 'name', required: true, minLength: 1, maxLength: 100 } },
 };
 
@@ -130,6 +147,7 @@ export const ExternalLink: OwnedRecordDefinition = {
   name: 'ExternalLink',
   table: 'scheme_external_links',
   parent: 'Scheme',
+  description: 'A link from a scheme to a page elsewhere.',
   fields: {
     Url: { kind: 'url', column: 'url', required: true, maxLength: 2000 },
     Title: { kind: 'string', column: 'title', maxLength: 300 },
