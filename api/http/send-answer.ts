@@ -1,7 +1,7 @@
 import type { Response } from 'express';
-import type { Answer } from '../../domain/responses/answer';
+import type { Answer } from './answer';
 
-/** Writes an Answer (domain/responses/answer.ts) to the socket: status, headers, body. */
+/** Writes an Answer (answer.ts) to the socket: status, headers, body. */
 export function sendAnswer(res: Response, answer: Answer): void {
   res.status(answer.status);
   for (const [name, value] of Object.entries(answer.headers)) {
