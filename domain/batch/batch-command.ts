@@ -7,7 +7,8 @@ import type { WriteOrigin } from '../commands/write-origin';
  * The queue contract of a `$batch` (DESIGN §12): the API checks every request (shape, route, media
  * type, policy, references) and sends the batch as one `batch` job on the `commands` queue; a command
  * worker runs its units in order — an atomicity group as one command in one transaction, a request
- * outside groups as its own command, a GET on Postgres — and answers the whole batch response.
+ * outside groups as its own command, a GET on Postgres — and records every request's result, from
+ * which the API renders the response.
  */
 
 type WriteMethod = 'POST' | 'PUT' | 'PATCH' | 'DELETE';
