@@ -1,4 +1,4 @@
-import type { LegacyRecordedBatch, RecordedBatch } from '../../domain/batch/batch-command';
+import { batchEntriesOf, type LegacyRecordedBatch, type RecordedBatch } from '../../domain/batch/batch-command';
 import { answerOf, JSON_TYPE, PROBLEM_TYPE, type Answer } from './answer';
 
 /**
@@ -25,6 +25,7 @@ function entryText(id: string, answer: Answer): string {
  */
 export function batchResponseText(recorded: RecordedBatch | LegacyRecordedBatch): string {
   if ('responses' in recorded) return recorded.responses;
-  const parts = recorded.results.map(({ id, result }) => entryText(id, answerOf(result, recorded.walPosition)));
+  const entries = batchEntriesOf(recorded);
+  const parts = entries.map(({ id, result }) => entryText(id, answerOf(result, recorded.walPosition)));
   return `{"responses":[${parts.join(',')}]}`;
 }

@@ -82,10 +82,13 @@ export interface BatchEntry {
 
 /**
  * A finished batch as the command log keeps it (for the API, `/Commands/<id>` and repeats): each
- * request's result in request order, which the API renders (api/http/batch-answer.ts).
+ * request's result in request order, which the API renders (api/http/batch-answer.ts). The entries
+ * are kept as JSON text in a jsonb string: jsonb values cannot hold U+0000 or a lone surrogate,
+ * which a request id or a message echoing a request may carry (recordedBatch, batchEntriesOf).
  */
 export interface RecordedBatch extends BatchResult {
-  results: BatchEntry[];
+  /** `BatchEntry[]` as JSON text. */
+  results: string;
   /**
    * The primary's WAL position (`pg_lsn` text) read after the batch's last unit, when the batch
    * asked for consistency tokens: at or past every write of the batch.
@@ -99,6 +102,14 @@ export interface RecordedBatch extends BatchResult {
  */
 export interface LegacyRecordedBatch extends BatchResult {
   responses: string;
+}
+
+export function recordedBatch(entries: readonly BatchEntry[], walPosition?: string): RecordedBatch {
+  return { ok: true, batch: true, results: JSON.stringify(entries), ...(walPosition ? { walPosition } : {}) };
+}
+
+export function batchEntriesOf(recorded: RecordedBatch): BatchEntry[] {
+  return JSON.parse(recorded.results) as BatchEntry[];
 }
 
 export function isBatchResult(result: unknown): result is BatchResult {

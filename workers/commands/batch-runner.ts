@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import {
   isBatchResult,
+  recordedBatch,
   type BatchCommand,
   type BatchEntry,
   type BatchResult,
@@ -186,12 +187,10 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       }
     }
     options.onProgress?.({ units: units.length, done: units.length });
-    const recorded: RecordedBatch = { ok: true, batch: true, results };
     // Every write that succeeded is answered with X-Consistency-Token (DESIGN §14): one position
     // read after the last commit, so it covers every write of the batch.
-    if (batch.consistencyTokens && results.some(({ result }) => result.kind === 'written')) {
-      recorded.walPosition = await walPositionNow(deps.knex);
-    }
+    const written = batch.consistencyTokens && results.some(({ result }) => result.kind === 'written');
+    const recorded = recordedBatch(results, written ? await walPositionNow(deps.knex) : undefined);
     const earlier = await recordResult(deps.knex, logged, recorded);
     await deps.journal.clear(batch.commandId, options.logger);
     return finished(earlier ? replayOf(earlier, batch) : recorded);
