@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import pg from 'pg';
 import { createKnex } from '../db/knex';
-import { consistencyTokenNow } from '../db/replicas/consistency-token';
+import { walPositionNow } from '../db/replicas/wal-position';
 import { nodeArgsOf, type ProcessKind } from '../scripts/process-commands';
 import { startReplica, type TestReplica } from '../test/support/replica';
 import { cpuMsOfPids, cpuWindow, type CpuPerRequest, type TrackedProcess } from './process-cpu';
@@ -390,18 +390,18 @@ async function measureMode(
 
 const TOKEN_CALLS = 3000;
 
-/** `consistencyTokenNow` (what each write answer runs with replicas) TOKEN_CALLS times on one pooled connection. */
+/** `walPositionNow` (what each write answer runs with replicas) TOKEN_CALLS times on one pooled connection. */
 async function tokenStatement(databaseUrl: string): Promise<Omit<TokenStatementRun, 'round' | 'loadAverage'>> {
   const knex = createKnex(databaseUrl, 1);
   try {
     const backend = (await knex.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid')).rows[0]!.pid;
-    for (let i = 0; i < 300; i++) await consistencyTokenNow(knex); // warm
+    for (let i = 0; i < 300; i++) await walPositionNow(knex); // warm
     const backendBefore = cpuMsOfPids([backend]).get(backend)!;
     const clientBefore = process.cpuUsage();
     const times: number[] = [];
     for (let i = 0; i < TOKEN_CALLS; i++) {
       const t0 = performance.now();
-      await consistencyTokenNow(knex);
+      await walPositionNow(knex);
       times.push(performance.now() - t0);
     }
     const client = process.cpuUsage(clientBefore);

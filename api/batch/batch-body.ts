@@ -1,41 +1,17 @@
 import express, { type Request, type Response } from 'express';
-import { JSONParser } from '@streamparser/json';
 import { badRequest, tooLarge, unsupportedMediaType } from '../../domain/errors/domain-error';
 import { turnSlicer } from '../limits/turn-slicer';
+import { parseJsonInSlices } from '../http/json-in-slices';
 
 /**
- * A `$batch` body (up to BATCH_MAX_BYTES, 16 MiB) read into JSON without holding the event loop:
- * JSON.parse of 16 MiB is one call of 30-110 ms on a busy 2-core machine (the hostile fuzz of
- * bench/README.md saw it as the longest turns), so the bytes go through a streaming parser
- * (@streamparser/json) 64 KiB at a time, other callers getting a turn every few milliseconds. It
- * accepts and builds exactly what JSON.parse does (a property in test/unit/batch-body.test.ts),
- * costs about three times its CPU, and takes a `__proto__` member as data, as JSON.parse does.
+ * A `$batch` body (up to BATCH_MAX_BYTES, 16 MiB) read as bytes, then parsed a slice at a time
+ * (api/http/json-in-slices.ts) so that it never holds the event loop in one call.
  */
 
-const SLICE_BYTES = 64 * 1024;
 const PARSE_SLICE_MS = 10;
 
 function mebibytes(bytes: number): string {
   return `${Math.round((bytes / 1024 / 1024) * 100) / 100} MiB`;
-}
-
-/** The JSON value of `body`, parsed a slice at a time with `pause` between slices; throws on invalid JSON. */
-export async function parseJsonInSlices(body: Uint8Array, pause: () => Promise<void>): Promise<unknown> {
-  // What body-parser's json answers for an empty body.
-  if (body.length === 0) return {};
-  const parser = new JSONParser({ paths: ['$'], keepStack: false });
-  let root: { value: unknown } | undefined;
-  parser.onValue = ({ value, stack }) => {
-    if (stack.length === 0) root = { value };
-  };
-  for (let at = 0; at < body.length; at += SLICE_BYTES) {
-    parser.write(body.subarray(at, at + SLICE_BYTES));
-    await pause();
-  }
-  // A number at the root ends only with the input.
-  if (!parser.isEnded) parser.end();
-  if (!root) throw new SyntaxError('no JSON value');
-  return root.value;
 }
 
 /** Reads and parses a batch body: 415 unless JSON in UTF-8, 413 past `maxBytes`, 400 unless valid JSON. */

@@ -16,7 +16,7 @@ import {
   unauthorized,
   unsupportedMediaType,
 } from '../../domain/errors/domain-error';
-import { prefersRepresentation } from '../../domain/responses/answer';
+import { prefersRepresentation } from '../http/answer';
 import { parseWriteBody } from '../../domain/validation/write-body';
 import type { GeometryLimits } from '../../domain/writes/geometry-limits';
 import { parsePatch, type PatchLimits } from '../../domain/writes/json-patch';

@@ -1,7 +1,7 @@
 import { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Knex } from 'knex';
 import type { BatchCommand, BatchResult, BatchStep } from '../../domain/batch/batch-command';
-import { findBatchResponse } from '../../db/commands/command-log';
+import { findBatchRecord } from '../../db/commands/command-log';
 import { parseBatch, type BatchRequest } from '../../domain/batch/batch-request';
 import type { CommandResult } from '../../domain/commands/command';
 import { DomainError, methodNotAllowed } from '../../domain/errors/domain-error';
@@ -20,11 +20,13 @@ import { cpuLane } from '../limits/cpu-lane';
 import { turnSlicer } from '../limits/turn-slicer';
 import { batchBodyReader } from './batch-body';
 import { sendText } from '../http/send-answer';
+import { batchResponseTextInSlices } from '../http/batch-answer';
 
 /**
  * `POST /$batch` (DESIGN §12): the OData 4.01 JSON batch format. The API checks the batch as a whole
  * (one 400 when it is not a valid batch) and each request as it would check it alone, then queues the
- * batch as one job; a command worker runs it and answers every request (workers/commands/batch-runner.ts).
+ * batch as one job; a command worker runs it and records every request's result
+ * (workers/commands/batch-runner.ts), from which the response is rendered here (api/http/batch-answer.ts).
  * Mounted before the general body parser: a batch has a body limit of its own (BATCH_MAX_BYTES).
  */
 
@@ -69,9 +71,9 @@ export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
     const result = await sending;
     if (result === undefined) return;
     if ('batch' in result) {
-      const responses = await findBatchResponse(deps.knex, batch.commandId);
-      if (responses === null) throw new Error(`batch ${batch.commandId} finished without a recorded response`);
-      sendText(res.type('application/json'), responses);
+      const recorded = await findBatchRecord(deps.knex, batch.commandId);
+      if (recorded === null) throw new Error(`batch ${batch.commandId} finished without a recorded response`);
+      sendText(res.type('application/json'), await batchResponseTextInSlices(recorded, turnSlicer(CHECK_SLICE_MS)));
     } else if (!result.ok) throw DomainError.from(result.failure);
     else throw new Error('a batch answered with the result of a single command');
   }

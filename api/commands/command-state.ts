@@ -1,8 +1,14 @@
-import { entityLocation } from '../../domain/responses/answer';
-import { problemFor, type ProblemBody } from '../../domain/errors/problem';
+import { entityLocation } from '../http/answer';
+import { batchResponseText } from '../http/batch-answer';
+import { problemFor, type ProblemBody } from '../http/problem-status';
 import type { Dispatched } from './command-bus';
 import type { CommandResult } from '../../domain/commands/command';
-import { isBatchResult, type BatchResult, type RecordedBatch } from '../../domain/batch/batch-command';
+import {
+  isBatchResult,
+  type BatchResult,
+  type LegacyRecordedBatch,
+  type RecordedBatch,
+} from '../../domain/batch/batch-command';
 import { SUBSCRIPTION_TYPE, subscriptionLocation } from '../../domain/webhooks/subscription';
 
 /** The body of `GET /Commands/<id>` (DESIGN §10). */
@@ -48,9 +54,14 @@ export function commandStateOf(
     case 'finished': {
       const result = dispatched.result;
       if (isBatchResult(result)) {
-        // Read from the command log, where the batch's response is kept (RecordedBatch).
-        const responses = (result as Partial<RecordedBatch>).responses;
-        return { Id: commandId, State: 'Succeeded', ...(responses ? { Response: JSON.parse(responses) } : {}) };
+        // Read from the command log, where the batch's results are kept (RecordedBatch); the job
+        // itself keeps a stub without them.
+        const recorded = result as Partial<RecordedBatch & LegacyRecordedBatch>;
+        const response =
+          recorded.results || recorded.responses
+            ? JSON.parse(batchResponseText(recorded as RecordedBatch | LegacyRecordedBatch))
+            : undefined;
+        return { Id: commandId, State: 'Succeeded', ...(response ? { Response: response } : {}) };
       }
       if (!result.ok)
         return { Id: commandId, State: 'Failed', Problem: problemFor(result.failure.kind, result.failure.errors) };

@@ -4,6 +4,7 @@ import { readOperation, readSettingsOf, type ReadConfig } from '../../db/query/r
 import { readRouter } from '../../db/replicas/read-router';
 import type { ReplicaSet } from '../../db/replicas/replica-set';
 import { readAfter } from '../http/consistency';
+import { readAnswer } from '../http/answer';
 import { sendAnswer } from '../http/send-answer';
 
 export interface ReadRouteDeps extends ReadConfig {
@@ -13,7 +14,7 @@ export interface ReadRouteDeps extends ReadConfig {
 }
 
 /**
- * GET on every entity route (spec §4, §4.1), answered by db/query/read-operation.ts. Reads go
+ * GET on every entity route (spec §4, §4.1), read by db/query/read-operation.ts. Reads go
  * straight to Postgres, each within STATEMENT_TIMEOUT_MS; JSON is built there, checked against
  * MAX_RESPONSE_BYTES there, and sent as text.
  */
@@ -25,7 +26,8 @@ export function entityReadRoutes(deps: ReadRouteDeps): Router {
 
   router.get('/:route', async (req: Request, res: Response) => {
     const run = runFor(readAfter(req));
-    sendAnswer(res, await readOperation(run, { route: req.params.route as string, query: query(req) }, settings));
+    const result = await readOperation(run, { route: req.params.route as string, query: query(req) }, settings);
+    sendAnswer(res, readAnswer(result));
   });
 
   router.get('/:route/:key', async (req: Request, res: Response) => {
@@ -35,7 +37,7 @@ export function entityReadRoutes(deps: ReadRouteDeps): Router {
       query: query(req),
       ifNoneMatch: req.headers['if-none-match'],
     };
-    sendAnswer(res, await readOperation(runFor(readAfter(req)), request, settings));
+    sendAnswer(res, readAnswer(await readOperation(runFor(readAfter(req)), request, settings)));
   });
 
   return router;

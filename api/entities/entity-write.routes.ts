@@ -13,9 +13,9 @@ import { callerOf } from '../auth/caller';
 import type { CommandBus } from '../commands/command-bus';
 import { sendCommand } from '../commands/send-command';
 import { idempotencyKeyOf } from '../commands/idempotency-key';
-import { prefersRepresentation, writeAnswer, type WriteMethod } from '../../domain/responses/answer';
+import { writtenResult } from '../../domain/results/request-result';
+import { prefersRepresentation, writtenAnswer } from '../http/answer';
 import { sendAnswer } from '../http/send-answer';
-import { CONSISTENCY_TOKEN_HEADER } from '../../db/replicas/consistency-token';
 import type { ReplicaSet } from '../../db/replicas/replica-set';
 
 /**
@@ -92,17 +92,21 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
   }
 
   /**
-   * A success (domain/responses/answer.ts): the entity, re-read as a keyed GET shows it, only when
-   * a representation is asked for (spec §4.2).
+   * A success (api/http/answer.ts): the entity, re-read as a keyed GET shows it, only when a
+   * representation is asked for (spec §4.2); with replicas, where the primary's WAL is now.
    */
-  async function answerSuccess(req: Request, res: Response, entity: EntityDefinition, result: SuccessResult) {
-    const [row, token] = await Promise.all([
-      req.method !== 'DELETE' && wantsRepresentation(req) ? readEntity(deps.knex, entity, result.dbId) : null,
-      deps.replicas?.consistencyToken(),
+  async function answerSuccess(
+    req: Request,
+    res: Response,
+    command: Command,
+    entity: EntityDefinition,
+    result: SuccessResult,
+  ) {
+    const [row, walPosition] = await Promise.all([
+      command.name !== 'delete' && wantsRepresentation(req) ? readEntity(deps.knex, entity, result.dbId) : null,
+      deps.replicas?.walPositionNow(),
     ]);
-    const answer = writeAnswer(req.method as WriteMethod, result, row);
-    if (token !== undefined) answer.headers[CONSISTENCY_TOKEN_HEADER] = token;
-    sendAnswer(res, answer);
+    sendAnswer(res, writtenAnswer(writtenResult(command.name, result, row), walPosition));
   }
 
   router.post('/:route', async (req, res, next: NextFunction) => {
@@ -121,7 +125,7 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
         ? { body }
         : { body, commandId: idempotentCommandId(subject, key), requestHash: requestHash('POST', entity.route, raw) },
     );
-    await execute(req, res, command, (result) => answerSuccess(req, res, entity, result));
+    await execute(req, res, command, (result) => answerSuccess(req, res, command, entity, result));
   });
 
   router.put('/:route/:key', async (req, res, next: NextFunction) => {
@@ -131,7 +135,7 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
     const raw = bodyOfType(req, 'application/json', 'POST and PUT');
     const body = parseWriteBody(entity, raw, deps.geometryLimits, id);
     const command = commandOf(req, callerOf(req).subject, entity, 'replace', { key: id, body });
-    await execute(req, res, command, (result) => answerSuccess(req, res, entity, result));
+    await execute(req, res, command, (result) => answerSuccess(req, res, command, entity, result));
   });
 
   router.patch('/:route/:key', async (req, res, next: NextFunction) => {
@@ -141,7 +145,7 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
     const raw = bodyOfType(req, 'application/json-patch+json', 'PATCH requests');
     const patch = parsePatch(entity, raw, deps.patchLimits, deps.geometryLimits);
     const command = commandOf(req, callerOf(req).subject, entity, 'patch', { key: id, patch });
-    await execute(req, res, command, (result) => answerSuccess(req, res, entity, result));
+    await execute(req, res, command, (result) => answerSuccess(req, res, command, entity, result));
   });
 
   router.delete('/:route/:key', async (req, res, next: NextFunction) => {
@@ -149,7 +153,7 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
     if (!entity) return next();
     const id = keyOf(entity, req.params.key as string);
     const command = commandOf(req, callerOf(req).subject, entity, 'delete', { key: id });
-    await execute(req, res, command, (result) => answerSuccess(req, res, entity, result));
+    await execute(req, res, command, (result) => answerSuccess(req, res, command, entity, result));
   });
 
   return router;

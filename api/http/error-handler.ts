@@ -9,8 +9,8 @@ import {
 } from '../../domain/errors/domain-error';
 import { isStoreUnavailable, OUTAGE_RETRY_AFTER_SECONDS } from '../../infra/store-outage';
 import { requestBodyTooLarge } from './request-body-limit';
-import { STATUS_OF } from '../../domain/errors/problem';
-import { failureAnswer } from '../../domain/responses/answer';
+import { STATUS_OF } from './problem-status';
+import { failureAnswer } from './answer';
 import { sendAnswer } from './send-answer';
 
 /** Errors raised by body parsing and other middleware carry an HTTP status of their own. */

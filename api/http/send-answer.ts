@@ -1,10 +1,10 @@
 import type { Response } from 'express';
-import type { Answer } from '../../domain/responses/answer';
+import type { Answer } from './answer';
 
 /** Bodies up to this size are written in one call; larger ones a slice at a time. */
 const ONE_WRITE_CHARS = 1024 * 1024;
 
-/** Writes an Answer (domain/responses/answer.ts) to the socket: status, headers, body. */
+/** Writes an Answer (answer.ts) to the socket: status, headers, body. */
 export function sendAnswer(res: Response, answer: Answer): void {
   res.status(answer.status);
   for (const [name, value] of Object.entries(answer.headers)) {

@@ -6,7 +6,7 @@ import { EXPORT_OPTIONS } from '../export/export.routes';
 import { MEDIA_TYPE } from '../export/export-format';
 import { JOB_LISTING_PARAMS } from '../jobs/jobs.routes';
 import { JOB_STATES } from '../jobs/job-listing';
-import { JSON_TYPE, PROBLEM_TYPE } from '../../domain/responses/answer';
+import { JSON_TYPE, PROBLEM_TYPE } from '../http/answer';
 import { componentSchemas, ref, writeSchemaName, type Schema, type SchemaForm } from './schemas';
 import { DOCS_ASSETS, DOCS_INIT_FILE } from './docs-page';
 import { EVENT_STREAM } from '../changes/changes.routes';

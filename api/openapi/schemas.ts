@@ -11,7 +11,7 @@ import {
 } from '../../domain/entities';
 import { AVAILABLE_ROLES } from '../../domain/auth/roles';
 import { MAX_SUBJECT_LENGTH } from '../../domain/auth/role-assignment';
-import { STATUS_OF } from '../../domain/errors/problem';
+import { STATUS_OF } from '../http/problem-status';
 import { NODE_KEYWORD } from '../../domain/validation/ajv-instance';
 import { scalarSchema, writeSchemaOf, writeValidatorOf } from '../../domain/validation/write-schemas';
 import { PATCH_OPS } from '../../domain/writes/json-patch';

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { statementsIn } from '../query/prepared-statements';
 import type { Command, CommandResult } from '../../domain/commands/command';
+import type { LegacyRecordedBatch, RecordedBatch } from '../../domain/batch/batch-command';
 import type { DomainEvent } from '../../domain/events/domain-event';
 import type { RetainedTable } from './retention';
 
@@ -133,11 +134,12 @@ export const COMMAND_LOG_RETENTION: RetainedTable = {
   timeColumn: 'created_at',
 };
 
-/** The response of a finished `$batch`, as the worker recorded it (the text, exactly). */
-export async function findBatchResponse(knex: Knex, commandId: string): Promise<string | null> {
-  const row = (await knex('command_log')
-    .select(knex.raw("result->>'responses' as responses"))
-    .where('command_id', commandId)
-    .first()) as { responses: string | null } | undefined;
-  return row?.responses ?? null;
+/** A finished `$batch` as its worker recorded it (either format: batch-command.ts), or null. */
+export async function findBatchRecord(
+  knex: Knex,
+  commandId: string,
+): Promise<RecordedBatch | LegacyRecordedBatch | null> {
+  const entry = await findCommand<RecordedBatch | LegacyRecordedBatch>(knex, commandId);
+  const result = entry?.result;
+  return result && ('results' in result || 'responses' in result) ? result : null;
 }

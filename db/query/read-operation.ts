@@ -2,20 +2,21 @@ import type { Knex } from 'knex';
 import { readableEntityOf, keyOf } from '../../domain/entities/entity-key';
 import { notFound } from '../../domain/errors/domain-error';
 import { parseReadOptions } from '../../domain/queries/read-options';
-import { nextPageLink } from '../../domain/queries/next-page-link';
+import { nextPageAddress } from '../../domain/queries/next-page-link';
 import { encodeId } from '../../domain/ids/id-codec';
 import { DEFAULT_READ_LIMITS, type ReadLimits } from '../../domain/queries/read-limits';
 import type { LimitsConfig } from '../../infra/config/load-config';
-import { JSON_TYPE, type Answer } from '../../domain/responses/answer';
-import { etagOf } from '../../domain/writes/entity-version';
+import type { ReadResult } from '../../domain/results/request-result';
+import { entityTagOf, ifNoneMatchMatches } from '../../domain/writes/entity-version';
 import { countStatement, fetchCount, fetchPage, listStatements, readEntity, type ReadBudget } from './entity-reader';
 import { planCount, planRead } from './read-plan';
 import { withReadTimeout, type ReadDb } from './read-timeout';
 
 /**
  * A GET on an entity route as data (spec §4, §4.1): collection reads with OData options, `/$count`,
- * keyed reads with an ETag and `If-None-Match`. The API's read routes and the reads of a `$batch`
- * (run by a command worker, DESIGN §12) both answer through here, so they answer alike.
+ * keyed reads with an entity tag and `If-None-Match`. The API's read routes and the reads of a
+ * `$batch` (run by a command worker, DESIGN §12) both read through here, and the API answers both
+ * results alike (api/http/answer.ts).
  */
 
 export interface ReadRequest {
@@ -63,28 +64,11 @@ export function onPool(knex: Knex, timeoutMs: number): ReadRunner {
   return (read) => withReadTimeout(knex, timeoutMs, read);
 }
 
-/**
- * The ETag of a read: the row version alone (what `If-Match` on writes compares), or with
- * expansions the version plus a digest of the whole document, so a change to any expanded row
- * changes it (DESIGN §13).
- */
-function readEtag(row: { version: number; digest?: string }): string {
-  return row.digest ? `"${row.version}-${row.digest}"` : etagOf(row.version);
-}
-
-/**
- * `If-None-Match` as RFC 9110 §13.1.2: `*` matches any current representation; otherwise a
- * comma-separated list of entity tags compared weakly (a `W/` prefix on either side is ignored).
- */
-export function ifNoneMatchMatches(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  if (header.trim() === '*') return true;
-  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
-  const current = opaque(etag);
-  return (header.match(/(?:W\/)?"[^"]*"/g) ?? []).some((tag) => opaque(tag) === current);
-}
-
-export async function readOperation(run: ReadRunner, request: ReadRequest, settings: ReadSettings): Promise<Answer> {
+export async function readOperation(
+  run: ReadRunner,
+  request: ReadRequest,
+  settings: ReadSettings,
+): Promise<ReadResult> {
   const entity = readableEntityOf(request.route);
   const options = () => parseReadOptions(request.query, settings.limits);
   const { budget } = settings;
@@ -99,25 +83,24 @@ export async function readOperation(run: ReadRunner, request: ReadRequest, setti
       run((db) => fetchPage(db, statements.page, budget)),
       count ? run((db) => fetchCount(db, count)) : undefined,
     ]);
-    const headers: Record<string, string> = { 'content-type': JSON_TYPE };
-    if (total !== undefined) headers['x-total-count'] = String(total);
+    const result: Extract<ReadResult, { kind: 'page' }> = { kind: 'page', json: page.json };
+    if (total !== undefined) result.total = total;
     if (page.hasNext && page.lastKey !== undefined) {
-      const lastId = encodeId(entity.name, page.lastKey);
-      const link = nextPageLink({
+      const next = nextPageAddress({
         route: request.route,
         query: request.query,
         options: parsed,
-        lastId,
+        lastId: encodeId(entity.name, page.lastKey),
         limits: settings.limits,
       });
-      if (link) headers.link = link;
+      if (next) result.next = next;
     }
-    return { status: 200, headers, body: page.json };
+    return result;
   }
   if (request.key === '$count') {
     const statement = countStatement(planCount(entity, options()));
     const n = await run((db) => fetchCount(db, statement));
-    return { status: 200, headers: { 'content-type': 'text/plain' }, body: String(n) };
+    return { kind: 'count', n };
   }
   const id = keyOf(entity, request.key);
   const parsed = options();
@@ -125,7 +108,7 @@ export async function readOperation(run: ReadRunner, request: ReadRequest, setti
     readEntity(db, entity, id, { expand: parsed.expand, expandTop: parsed.expandTop, ...budget }),
   );
   if (!row) throw notFound(`${entity.name} '${request.key}' does not exist.`);
-  const etag = readEtag(row);
-  if (ifNoneMatchMatches(request.ifNoneMatch, etag)) return { status: 304, headers: { etag } };
-  return { status: 200, headers: { etag, 'content-type': JSON_TYPE }, body: row.json };
+  const tag = entityTagOf(row);
+  if (ifNoneMatchMatches(request.ifNoneMatch, tag)) return { kind: 'unchanged', tag };
+  return { kind: 'entity', json: row.json, tag };
 }

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { ReadRunner } from '../query/read-operation';
 import { withReadTimeout } from '../query/read-timeout';
-import type { WalPosition } from './consistency-token';
+import type { WalPosition } from './wal-position';
 import type { ChosenDatabase, ReplicaSet } from './replica-set';
 
 /**

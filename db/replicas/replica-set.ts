@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { createKnex, type KnexLog } from '../knex';
 import { badRequest } from '../../domain/errors/domain-error';
-import { consistencyTokenNow, positionOfLsn, positionOfToken, type WalPosition } from './consistency-token';
+import { positionOfLsn, walPositionNow, type WalPosition } from './wal-position';
 
 /**
  * The hot standbys an API process reads from (DESIGN §14). Each is probed in the background for
@@ -118,12 +118,12 @@ export class ReplicaSet {
 
   /** The WAL position the primary has written up to now: at or after every commit it reported. */
   private async primaryPosition(): Promise<WalPosition> {
-    return positionOfToken(await consistencyTokenNow(this.primary));
+    return positionOfLsn(await walPositionNow(this.primary));
   }
 
-  /** A token for a write that has just committed: the primary's WAL position now. */
-  consistencyToken(): Promise<string> {
-    return consistencyTokenNow(this.primary);
+  /** Where a write that has just committed is in the WAL: the primary's position now (`pg_lsn` text). */
+  walPositionNow(): Promise<string> {
+    return walPositionNow(this.primary);
   }
 
   /** Runs `work` on the chosen database; again on the primary when the chosen replica fails it. */

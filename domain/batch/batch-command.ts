@@ -1,14 +1,17 @@
 import type { CommandName, PatchOperation } from '../commands/command';
 import type { Failure } from '../errors/domain-error';
-import type { WriteMethod } from '../responses/answer';
+import type { RequestResult } from '../results/request-result';
 import type { WriteOrigin } from '../commands/write-origin';
 
 /**
  * The queue contract of a `$batch` (DESIGN §12): the API checks every request (shape, route, media
  * type, policy, references) and sends the batch as one `batch` job on the `commands` queue; a command
  * worker runs its units in order — an atomicity group as one command in one transaction, a request
- * outside groups as its own command, a GET on Postgres — and answers the whole batch response.
+ * outside groups as its own command, a GET on Postgres — and records every request's result, from
+ * which the API renders the response.
  */
+
+type WriteMethod = 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** A GET, by route, or by the entity an earlier POST of the batch created (`$s1`). */
 export interface BatchRead {
@@ -63,18 +66,50 @@ export interface BatchCommand {
 }
 
 /**
- * What a batch job answers. The response itself is recorded in the command log (as a JSON string,
- * so its text stays exactly as built), not in the job: the queue's event stream would otherwise
- * carry, and keep, every batch response.
+ * What a batch job answers. The results themselves are recorded in the command log, not in the
+ * job: the queue's event stream would otherwise carry, and keep, every batch response.
  */
 export interface BatchResult {
   ok: true;
   batch: true;
 }
 
-/** A finished batch as the command log keeps it (for the API, `/Commands/<id>` and repeats). */
+/** One request of a finished batch: its id and what it came to (JSON bodies kept as text, exactly as built). */
+export interface BatchEntry {
+  id: string;
+  result: RequestResult;
+}
+
+/**
+ * A finished batch as the command log keeps it (for the API, `/Commands/<id>` and repeats): each
+ * request's result in request order, which the API renders (api/http/batch-answer.ts). The entries
+ * are kept as JSON text in a jsonb string: jsonb values cannot hold U+0000 or a lone surrogate,
+ * which a request id or a message echoing a request may carry (recordedBatch, batchEntriesOf).
+ */
 export interface RecordedBatch extends BatchResult {
+  /** `BatchEntry[]` as JSON text. */
+  results: string;
+  /**
+   * The primary's WAL position (`pg_lsn` text) read after the batch's last unit, when the batch
+   * asked for consistency tokens: at or past every write of the batch.
+   */
+  walPosition?: string;
+}
+
+/**
+ * A finished batch as releases before issue 25 recorded it: the rendered response text. Still
+ * read (answered as it is) until the command log's retention has aged the last one out.
+ */
+export interface LegacyRecordedBatch extends BatchResult {
   responses: string;
+}
+
+export function recordedBatch(entries: readonly BatchEntry[], walPosition?: string): RecordedBatch {
+  return { ok: true, batch: true, results: JSON.stringify(entries), ...(walPosition ? { walPosition } : {}) };
+}
+
+export function batchEntriesOf(recorded: RecordedBatch): BatchEntry[] {
+  return JSON.parse(recorded.results) as BatchEntry[];
 }
 
 export function isBatchResult(result: unknown): result is BatchResult {

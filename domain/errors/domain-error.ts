@@ -3,7 +3,7 @@
  * below. Code anywhere throws one; only the API's error handler (`api/http/error-handler.ts`)
  * turns it into a response (spec §7 problem bodies and their headers), and workers send it back
  * over the queue as plain data (`toFailure` / `DomainError.from`). Nothing here knows HTTP: the
- * status of each kind lives in one table (`problem.ts`).
+ * status of each kind lives in one table, at the API's edge (`api/http/problem-status.ts`).
  */
 
 export type FailureKind =

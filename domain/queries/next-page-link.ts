@@ -3,8 +3,8 @@ import type { ReadLimits } from './read-limits';
 import type { Expr } from '../odata/ast';
 
 /**
- * The `Link: <…>; rel="next"` of a collection page that has a next page (RFC 8288, DESIGN §13,
- * §15). In the default order (by key) the link pages by keyset — the read's own `$filter` and
+ * The address of the page after a collection page that has one (the API sends it as
+ * `Link: <…>; rel="next"`, RFC 8288, DESIGN §13, §15). In the default order (by key) the link pages by keyset — the read's own `$filter` and
  * `Id gt '<last Id of this page>'` — which costs one page at any depth; in any other order it
  * pages by `$skip`. A link is only ever given when the read it names passes the same limits this
  * one did (MAX_SKIP, MAX_SYNTAX_NODES), so following it never answers 400.
@@ -75,8 +75,8 @@ function skipQuery({ query, options }: NextPageFacts): Record<string, unknown> {
   return { ...query, $skip: String(options.skip + options.top) };
 }
 
-/** The Link header value for the page after this one, or undefined when no acceptable link exists. */
-export function nextPageLink(facts: NextPageFacts): string | undefined {
+/** The address (`/Schemes?…`) of the page after this one, or undefined when no acceptable one exists. */
+export function nextPageAddress(facts: NextPageFacts): string | undefined {
   if (facts.options.top === 0) return undefined;
   const candidate = inKeyOrder(facts.options) ? keysetQuery(facts) : skipQuery(facts);
   try {
@@ -85,5 +85,5 @@ export function nextPageLink(facts: NextPageFacts): string | undefined {
     // Past MAX_SKIP in a non-key order, or a filter at MAX_SYNTAX_NODES: no link rather than a 400.
     return undefined;
   }
-  return `</${facts.route}?${queryString(candidate)}>; rel="next"`;
+  return `/${facts.route}?${queryString(candidate)}`;
 }

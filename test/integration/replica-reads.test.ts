@@ -2,7 +2,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import type { Knex } from 'knex';
 import { createKnex } from '../../db/knex';
-import { positionOfToken } from '../../db/replicas/consistency-token';
+import { positionOfToken } from '../../api/http/consistency';
 import { ReplicaSet } from '../../db/replicas/replica-set';
 import { eventually } from '../support/queues';
 import { startReplica, type TestReplica } from '../support/replica';

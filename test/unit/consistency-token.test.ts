@@ -1,7 +1,8 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { DomainError } from '../../domain/errors/domain-error';
-import { lsnOfPosition, positionOfLsn, positionOfToken, tokenOfLsn } from '../../db/replicas/consistency-token';
+import { positionOfToken, tokenOfLsn } from '../../api/http/consistency';
+import { lsnOfPosition, positionOfLsn } from '../../db/replicas/wal-position';
 
 const half = fc.integer({ min: 0, max: 0xffffffff });
 const lsn = fc.tuple(half, half).map(([hi, lo]) => `${hi.toString(16).toUpperCase()}/${lo.toString(16).toUpperCase()}`);

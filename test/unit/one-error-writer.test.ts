@@ -9,8 +9,17 @@ import path from 'node:path';
  */
 
 const root = path.resolve(__dirname, '../../..');
-/** client-errors.ts answers on the raw socket, below Express, where no Response exists to throw to. */
-const WRITERS = new Set(['api/http/error-handler.ts', 'api/http/problem.ts', 'api/http/client-errors.ts']);
+/**
+ * answer.ts renders a failure's problem and headers for the error handler and for each request of a
+ * `$batch`; client-errors.ts answers on the raw socket, below Express, where no Response exists to
+ * throw to.
+ */
+const WRITERS = new Set([
+  'api/http/error-handler.ts',
+  'api/http/problem-status.ts',
+  'api/http/answer.ts',
+  'api/http/client-errors.ts',
+]);
 /** The OpenAPI document names every problem and error header to describe them; it answers nothing. */
 const DESCRIBERS = new Set(['api/openapi/document.ts']);
 

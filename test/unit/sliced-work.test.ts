@@ -8,7 +8,9 @@ import {
 } from '../../domain/commands/command-signature';
 import { requestHash, requestHashInSlices } from '../../domain/writes/command-ids';
 import { jsonByteLengthExceeds } from '../../domain/json/json-size';
-import { parseJsonInSlices } from '../../api/batch/batch-body';
+import { parseJsonInSlices } from '../../api/http/json-in-slices';
+import { batchResponseText, batchResponseTextInSlices } from '../../api/http/batch-answer';
+import { recordedBatch, type BatchEntry } from '../../domain/batch/batch-command';
 
 // A `$batch` of up to 16 MiB is parsed, measured, fingerprinted and signed a slice at a time so
 // that it never holds the API's event loop in one call (issue 24). Each sliced function must give
@@ -123,5 +125,34 @@ test('a batch fingerprinted in slices has the fingerprint of the same body at on
     fc.asyncProperty(fc.jsonValue(), async (body) => {
       t.is(await requestHashInSlices('POST', '$batch', body, noPause), requestHash('POST', '$batch', body));
     }),
+  );
+});
+
+test('a string parsed in slices keeps a surrogate pair cut by a slice boundary whole', async (t) => {
+  const value = { text: `${'a'.repeat(64 * 1024 - 10)}😀${'é'.repeat(70_000)}😀` };
+  let pauses = 0;
+  t.deepEqual(await parseJsonInSlices(JSON.stringify(value), async () => void (pauses += 1)), value);
+  t.true(pauses >= 2);
+  await fc.assert(
+    fc.asyncProperty(fc.json(), async (text) => {
+      t.deepEqual(await parseJsonInSlices(text, noPause), parsed(text).ok ? JSON.parse(text) : undefined);
+    }),
+  );
+});
+
+test('a finished batch rendered in slices is the batch rendered at once', async (t) => {
+  const entries: BatchEntry[] = [
+    { id: 'r1', result: { kind: 'page', json: '[{"Id":"a","Name":"😀"}]', total: 1, next: '/Schemes?$skip=1' } },
+    { id: 'r2', result: { kind: 'count', n: 7 } },
+    { id: 'r3', result: { kind: 'entity', json: '{"Id":"b"}', tag: '"3"' } },
+    { id: 'r4\u0000', result: { kind: 'unchanged', tag: '"3"' } },
+  ];
+  const recorded = recordedBatch(entries, '16/B374D848');
+  const sliced = await batchResponseTextInSlices(recorded, noPause);
+  t.is(sliced, batchResponseText(recorded));
+  t.is((JSON.parse(sliced) as { responses: unknown[] }).responses.length, 4);
+  t.is(
+    await batchResponseTextInSlices({ ok: true, batch: true, responses: '{"responses":[]}' }, noPause),
+    '{"responses":[]}',
   );
 });

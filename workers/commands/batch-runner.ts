@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import {
   isBatchResult,
+  recordedBatch,
   type BatchCommand,
+  type BatchEntry,
   type BatchResult,
   type BatchStep,
   type RecordedBatch,
@@ -11,18 +13,12 @@ import { findCommand, recordResult } from '../../db/commands/command-log';
 import type { CommandResult } from '../../domain/commands/command';
 import { entityByName } from '../../domain/entities';
 import { DomainError, failedDependency, type Failure } from '../../domain/errors/domain-error';
-import {
-  batchResponseText,
-  failureAnswer,
-  writeAnswer,
-  type Answer,
-  type WriteMethod,
-} from '../../domain/responses/answer';
+import { failedResult, writtenResult, type RequestResult } from '../../domain/results/request-result';
 import { onPool, readOperation, type ReadSettings } from '../../db/query/read-operation';
 import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-step-resolver';
 import { ResponseBudget, representation } from './response-budget';
 import { ReadClock, withinBudgets } from './read-clock';
-import { CONSISTENCY_TOKEN_HEADER, consistencyTokenNow } from '../../db/replicas/consistency-token';
+import { walPositionNow } from '../../db/replicas/wal-position';
 import type { BatchJournal } from './batch-journal';
 import type { CommandRunner, RunOptions } from './command-runner';
 import { replayOf } from './unit-of-work';
@@ -31,9 +27,10 @@ import type { GroupRunner, GroupStepResult } from './group-runner';
 /**
  * Runs a `$batch` job (DESIGN §12): its units one after the other — an atomicity group through the
  * group runner (one command, one transaction), a write outside groups as its own command, a GET on
- * Postgres — and answers the whole response. Each unit is logged under `<batch id>/<unit index>`,
- * so a batch run again (a retry, a job recovered from a dead worker) replays the units that
- * committed and applies only the rest. A request whose dependency failed answers 424 unrun.
+ * Postgres — and records every request's result (the API renders the response from them,
+ * api/http/batch-answer.ts). Each unit is logged under `<batch id>/<unit index>`, so a batch run
+ * again (a retry, a job recovered from a dead worker) replays the units that committed and applies
+ * only the rest. A request whose dependency failed comes to a FailedDependency (424) unrun.
  */
 
 export interface BatchRunnerDeps {
@@ -79,8 +76,8 @@ function unitHash(batch: BatchCommand, unit: Unit): string | undefined {
   return batch.requestHash && createHash('sha256').update(`${batch.requestHash}\n${unit.index}`).digest('hex');
 }
 
-function failedDependencyAnswer(message: string): Answer {
-  return failureAnswer(failedDependency(message).toFailure());
+function failedDependencyResult(message: string): RequestResult {
+  return failedResult(failedDependency(message).toFailure());
 }
 
 /** The job's result: the response stays in the command log (RecordedBatch), out of the queue. */
@@ -91,29 +88,29 @@ function finished(result: RecordedBatch | CommandResult): BatchResult | CommandR
 export function createBatchRunner(deps: BatchRunnerDeps) {
   const pool = onPool(deps.readKnex, deps.readSettings.timeoutMs);
 
-  /** A step's answer when it ran into a domain failure; anything else is the job's failure. */
-  async function answering(work: () => Promise<Answer>): Promise<Answer> {
+  /** A step's result, a domain failure included; anything else is the job's failure. */
+  async function resulting(work: () => Promise<RequestResult>): Promise<RequestResult> {
     try {
       return await work();
     } catch (err) {
-      if (err instanceof DomainError) return failureAnswer(err.toFailure());
+      if (err instanceof DomainError) return failedResult(err.toFailure());
       throw err;
     }
   }
 
-  async function writeAnswerOf(
+  async function writtenResultOf(
     step: BatchStep,
     result: Extract<CommandResult, { ok: true }>,
     budget: ResponseBudget,
-  ): Promise<Answer> {
+  ): Promise<RequestResult> {
     const wanted = step.write!.representation && step.write!.name !== 'delete';
     const row = wanted ? await representation(deps.knex, entityByName(result.entity), result.dbId, budget) : null;
-    return writeAnswer(step.method as WriteMethod, result, row);
+    return writtenResult(step.write!.name, result, row);
   }
 
   /** A GET outside groups, under STATEMENT_TIMEOUT_MS and what the batch's read time has left. */
   const read = (step: BatchStep, created: CreatedByStep, budget: ResponseBudget, clock: ReadClock) =>
-    answering(() =>
+    resulting(() =>
       withinBudgets([clock], deps.readSettings.timeoutMs, (timeoutMs) =>
         readOperation(
           timeoutMs === deps.readSettings.timeoutMs ? pool : onPool(deps.readKnex, timeoutMs),
@@ -139,22 +136,24 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       const earlier = await findCommand<RecordedBatch>(deps.knex, batch.commandId);
       if (earlier) return finished(replayOf(earlier, batch));
     }
-    // A batch run again answers its finished units as they answered then (batch-journal.ts).
-    const journaled = options.redelivered ? await deps.journal.load(batch.commandId) : new Map<number, Answer[]>();
+    // A batch run again answers its finished units as they came out then (batch-journal.ts).
+    const journaled = options.redelivered
+      ? await deps.journal.load(batch.commandId)
+      : new Map<number, RequestResult[]>();
     /** Failed requests by id, and each group with a failed request by its name: the request to name. */
     const failed = new Map<string, string>();
     const created = new Map<string, Created>();
-    const answers: { id: string; answer: Answer }[] = [];
+    const results: BatchEntry[] = [];
     const budget = new ResponseBudget(deps.readSettings.budget.maxResponseBytes ?? Number.MAX_SAFE_INTEGER);
     const readClock = new ReadClock(deps.readTimeoutMs, 'BATCH_READ_TIMEOUT_MS');
-    const answer = (step: BatchStep, result: Answer) => {
+    const settle = (step: BatchStep, result: RequestResult) => {
       budget.spend(result);
-      if (result.status >= 400) {
+      if (result.kind === 'failed') {
         failed.set(step.id, step.id);
         if (step.atomicityGroup !== undefined && !failed.has(step.atomicityGroup))
           failed.set(step.atomicityGroup, step.id);
       }
-      answers.push({ id: step.id, answer: result });
+      results.push({ id: step.id, result });
     };
     /** The first failed request a step depends on (outside its own group), named or in a named group. */
     const failedDependencyOf = (step: BatchStep) =>
@@ -171,97 +170,87 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
       const blocked = unit.steps.map(failedDependencyOf).find((id) => id !== undefined);
       if (blocked !== undefined) {
         for (const step of unit.steps) {
-          answer(step, failedDependencyAnswer(`Request '${blocked}' failed, so '${step.id}' was not run.`));
+          settle(step, failedDependencyResult(`Request '${blocked}' failed, so '${step.id}' was not run.`));
         }
         continue;
       }
-      const first = answers.length;
+      const first = results.length;
       if (unit.grouped) await runGroupUnit(unit, unitId, journaled.get(unit.index));
       else await runLone(unit.steps[0]!, unitId, unitHash(batch, unit), journaled.get(unit.index)?.[0]);
       if (!journaled.has(unit.index) && unit.index < units.length - 1) {
         await deps.journal.append(
           batch.commandId,
           unit.index,
-          answers.slice(first).map((entry) => entry.answer),
+          results.slice(first).map((entry) => entry.result),
           options.logger,
         );
       }
     }
     options.onProgress?.({ units: units.length, done: units.length });
-    if (batch.consistencyTokens) await withConsistencyTokens(batch.steps, answers);
-    const recorded: RecordedBatch = { ok: true, batch: true, responses: batchResponseText(answers) };
+    // Every write that succeeded is answered with X-Consistency-Token (DESIGN §14): one position
+    // read after the last commit, so it covers every write of the batch.
+    const written = batch.consistencyTokens && results.some(({ result }) => result.kind === 'written');
+    const recorded = recordedBatch(results, written ? await walPositionNow(deps.knex) : undefined);
     const earlier = await recordResult(deps.knex, logged, recorded);
     await deps.journal.clear(batch.commandId, options.logger);
     return finished(earlier ? replayOf(earlier, batch) : recorded);
-
-    /**
-     * Every write answered with success carries X-Consistency-Token (DESIGN §14): one position
-     * read after the last commit, so it covers every write of the batch.
-     */
-    async function withConsistencyTokens(steps: readonly BatchStep[], all: { id: string; answer: Answer }[]) {
-      const writes = new Set(steps.filter((step) => step.method !== 'GET').map((step) => step.id));
-      const succeeded = all.filter(({ id, answer }) => writes.has(id) && answer.status < 300);
-      if (succeeded.length === 0) return;
-      const token = await consistencyTokenNow(deps.knex);
-      for (const { answer } of succeeded) answer.headers[CONSISTENCY_TOKEN_HEADER] = token;
-    }
 
     async function runLone(
       step: BatchStep,
       unitId: string,
       requestHash: string | undefined,
-      before: Answer | undefined,
+      before: RequestResult | undefined,
     ): Promise<void> {
-      if (step.failure) return answer(step, failureAnswer(step.failure));
-      if (step.read) return answer(step, before ?? (await read(step, created, budget, readClock)));
-      const result = await answering(async () => {
+      if (step.failure) return settle(step, failedResult(step.failure));
+      if (step.read) return settle(step, before ?? (await read(step, created, budget, readClock)));
+      const result = await resulting(async () => {
         const command = { ...commandOfStep(batch, step, unitId, created), ...(requestHash ? { requestHash } : {}) };
         const outcome = await deps.runCommand(command, options);
-        if (!outcome.ok) return failureAnswer(outcome.failure);
+        if (!outcome.ok) return failedResult(outcome.failure);
         if (command.name === 'create') {
           created.set(step.id, { entity: outcome.entity, dbId: outcome.dbId, encodedId: outcome.encodedId });
         }
-        return before ?? writeAnswerOf(step, outcome, budget);
+        return before ?? writtenResultOf(step, outcome, budget);
       });
-      answer(step, result);
+      settle(step, result);
     }
 
-    async function runGroupUnit(unit: Unit, unitId: string, before: Answer[] | undefined): Promise<void> {
+    async function runGroupUnit(unit: Unit, unitId: string, before: RequestResult[] | undefined): Promise<void> {
       const refused = unit.steps.findIndex((step) => step.failure);
-      if (refused >= 0) return answerFailedGroup(unit, refused, unit.steps[refused]!.failure!);
+      if (refused >= 0) return settleFailedGroup(unit, refused, unit.steps[refused]!.failure!);
       const outcome = await deps.runGroup(
         { commandId: unitId, batch, requestHash: unitHash(batch, unit), steps: unit.steps, created, budget, readClock },
         options,
       );
-      if (!outcome.result.ok) return answerFailedGroup(unit, outcome.result.failedStep, outcome.result.failure);
+      if (!outcome.result.ok) return settleFailedGroup(unit, outcome.result.failedStep, outcome.result.failure);
       for (const [id, entity] of outcome.created) created.set(id, entity);
-      if (outcome.answers) {
-        unit.steps.forEach((step, i) => answer(step, outcome.answers![i]!));
+      if (outcome.results) {
+        unit.steps.forEach((step, i) => settle(step, outcome.results![i]!));
         return;
       }
       if (before?.length === unit.steps.length) {
-        unit.steps.forEach((step, i) => answer(step, before[i]!));
+        unit.steps.forEach((step, i) => settle(step, before[i]!));
         return;
       }
-      // Replayed from the log with no journal: answers rebuilt from the recorded results, reads made again.
-      const results = outcome.result.steps;
+      // Replayed from the log with no journal: results rebuilt from the logged ones, reads made again.
+      const logged = outcome.result.steps;
       for (const [i, step] of unit.steps.entries()) {
-        const result = results[i] as GroupStepResult;
-        answer(
+        const result = logged[i] as GroupStepResult;
+        settle(
           step,
-          'read' in result ? await read(step, created, budget, readClock) : await writeAnswerOf(step, result, budget),
+          'read' in result ? await read(step, created, budget, readClock) : await writtenResultOf(step, result, budget),
         );
       }
     }
 
-    function answerFailedGroup(unit: Unit, index: number, failure: Failure): void {
+    function settleFailedGroup(unit: Unit, index: number, failure: Failure): void {
       const culprit = unit.steps[index]!;
       unit.steps.forEach((step, i) =>
-        answer(
+        settle(
           step,
           i === index
-            ? failureAnswer(failure)
-            : failedDependencyAnswer(
+            ? failedResult(failure)
+            : failedDependencyResult(
                 `Request '${culprit.id}' of atomicity group '${culprit.atomicityGroup}' failed, so nothing of the group was applied.`,
               ),
         ),

@@ -7,7 +7,7 @@ import type { WriteBody } from '../../domain/validation/write-body';
 import { bulkCreatable, createAll, takeKeys } from '../../db/commands/bulk-create';
 import { DomainError, type Failure } from '../../domain/errors/domain-error';
 import type { DomainEvent } from '../../domain/events/domain-event';
-import { writeAnswer, type Answer, type WriteMethod } from '../../domain/responses/answer';
+import { writtenResult, type RequestResult } from '../../domain/results/request-result';
 import { DEFAULT_PATCH_LIMITS, type PatchLimits } from '../../domain/writes/json-patch';
 import { DEFAULT_GEOMETRY_LIMITS, type GeometryLimits } from '../../domain/writes/geometry-limits';
 import type { LoggedCommand } from '../../db/commands/command-log';
@@ -46,7 +46,7 @@ export interface GroupCommand {
   steps: readonly BatchStep[];
   /** Entities created by earlier units of the batch. */
   created: CreatedByStep;
-  /** What is left of MAX_RESPONSE_BYTES for the batch's reads (the batch spends it on the answers). */
+  /** What is left of MAX_RESPONSE_BYTES for the batch's reads (the batch spends it on its results' bodies). */
   budget: ResponseBudget;
   /** What is left of the batch's read time (BATCH_READ_TIMEOUT_MS). */
   readClock: ReadClock;
@@ -54,8 +54,8 @@ export interface GroupCommand {
 
 export interface GroupOutcome {
   result: GroupResult;
-  /** Each request's answer, when this run applied the group (a replay rebuilds them). */
-  answers?: Answer[];
+  /** Each request's result, when this run applied the group (a replay rebuilds them). */
+  results?: RequestResult[];
   /** Entities the group created, by request id. */
   created: Map<string, Created>;
 }
@@ -82,10 +82,10 @@ interface Attempt {
   created: Map<string, Created>;
 }
 
-/** What a request of the group did: what the log keeps of it, and its answer. */
+/** What a request of the group did: what the log keeps of it, and what it came to. */
 interface StepDone {
   logged: GroupStepResult;
-  answer: Answer;
+  result: RequestResult;
 }
 
 function loggedOf(group: GroupCommand): LoggedCommand {
@@ -124,18 +124,15 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
   ): Promise<Called<StepDone>> {
     if (step.read) {
       attempt.readClock ??= new ReadClock(deps.groupReadTimeoutMs, 'BATCH_GROUP_READ_TIMEOUT_MS');
-      const answer = await withinBudgets(
-        [group.readClock, attempt.readClock],
-        deps.readSettings.timeoutMs,
-        (timeoutMs) =>
-          readOperation((read) => withTransactionReadTimeout(trx, timeoutMs, read), readOfStep(step, attempt.created), {
-            ...deps.readSettings,
-            timeoutMs,
-            budget: attempt.budget.next(),
-          }),
+      const read = await withinBudgets([group.readClock, attempt.readClock], deps.readSettings.timeoutMs, (timeoutMs) =>
+        readOperation((read) => withTransactionReadTimeout(trx, timeoutMs, read), readOfStep(step, attempt.created), {
+          ...deps.readSettings,
+          timeoutMs,
+          budget: attempt.budget.next(),
+        }),
       );
-      attempt.budget.spend(answer);
-      return { value: { logged: { ok: true, read: true }, answer }, events: [] };
+      attempt.budget.spend(read);
+      return { value: { logged: { ok: true, read: true }, result: read }, events: [] };
     }
     const command = commandOfStep(group.batch, step, group.commandId, attempt.created);
     const entity = entityByName(command.entity);
@@ -158,9 +155,9 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
       step.write!.representation && command.name !== 'delete'
         ? await representation(trx, entity, result.dbId, attempt.budget)
         : null;
-    const answer = writeAnswer(step.method as WriteMethod, result, row);
-    attempt.budget.spend(answer);
-    return { value: { logged: result, answer }, events: [event] };
+    const written = writtenResult(command.name, result, row);
+    attempt.budget.spend(written);
+    return { value: { logged: result, result: written }, events: [event] };
   }
 
   /**
@@ -202,9 +199,9 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
       const done = { dbId: written[i]!.id, verb: 'Created' as const, ...written[i]! };
       const result = successOf(entity, done);
       const row = step.write!.representation ? await representation(trx, entity, result.dbId, budget) : null;
-      const answer = writeAnswer('POST', result, row);
-      budget.spend(answer);
-      called.push({ value: { logged: result, answer }, events: [eventOf(commands[i]!, entity, done)] });
+      const outcome = writtenResult('create', result, row);
+      budget.spend(outcome);
+      called.push({ value: { logged: result, result: outcome }, events: [eventOf(commands[i]!, entity, done)] });
     }
     return called;
   }
@@ -237,7 +234,7 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
     const result = asGroupResult(outcome.result);
     return {
       result,
-      ...(outcome.values ? { answers: outcome.values.map((step) => step.answer) } : {}),
+      ...(outcome.values ? { results: outcome.values.map((step) => step.result) } : {}),
       created: result.ok ? createdByGroup(group.steps, result.steps) : new Map(),
     };
   };

@@ -2,11 +2,12 @@ import type { EntityDefinition } from '../../domain/entities';
 import { DomainError } from '../../domain/errors/domain-error';
 import { readEntity, type KeyedRow, type ReadBudget } from '../../db/query/entity-reader';
 import type { ReadDb } from '../../db/query/read-timeout';
-import type { Answer } from '../../domain/responses/answer';
+import { bodyBytesOf, type RequestResult } from '../../domain/results/request-result';
 
 /**
  * MAX_RESPONSE_BYTES for a whole `$batch` response (DESIGN §12, §13): each read of the batch (a GET,
- * a representation) may use what the earlier answers left, checked in Postgres as for a lone read.
+ * a representation) may use what the earlier results' bodies left, checked in Postgres as for a
+ * lone read.
  * Budgets are whole multiples of QUANTUM where they can be, so the statements' texts repeat (they
  * carry the limit).
  */
@@ -37,15 +38,16 @@ export class ResponseBudget {
     return new ResponseBudget(this.limit, this.left);
   }
 
-  spend(answer: Answer): void {
-    if (answer.body !== undefined) this.left -= Buffer.byteLength(answer.body);
+  /** Spends what the result's body will take in the response (before the result is kept). */
+  spend(result: RequestResult): void {
+    this.left -= bodyBytesOf(result);
   }
 }
 
 /**
  * A written entity as a keyed GET shows it, for `Prefer: return=representation`, within the budget.
- * Past it the write's answer goes without the entity, and without `Preference-Applied`, which tells
- * the client the preference was not honoured: the write itself stands.
+ * Past it the write's result goes without the entity (answered without `Preference-Applied`, which
+ * tells the client the preference was not honoured): the write itself stands.
  */
 export async function representation(
   db: ReadDb,

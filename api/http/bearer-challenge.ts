@@ -1,8 +1,8 @@
-import type { TokenError } from '../errors/domain-error';
+import type { TokenError } from '../../domain/errors/domain-error';
 
 /**
  * The `WWW-Authenticate` value of a 401 (RFC 6750 §3): bare without credentials, naming the error
- * otherwise. Part of the answer itself (domain/responses/answer.ts), so a request in a `$batch`
+ * otherwise. Part of the answer itself (answer.ts), so a request in a `$batch`
  * carries the same challenge as the same request alone.
  */
 

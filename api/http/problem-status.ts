@@ -1,4 +1,4 @@
-import type { FailureKind } from './domain-error';
+import type { FailureKind } from '../../domain/errors/domain-error';
 
 /** RFC 7807 bodies, exactly the shape of spec §7 and DESIGN §10. */
 
@@ -10,7 +10,7 @@ export interface ProblemBody {
   extensions?: { errors: string[] };
 }
 
-/** The HTTP face of each failure kind: the only table that knows statuses. */
+/** The HTTP face of each failure kind (domain/errors/domain-error.ts): the only table that knows statuses. */
 export const STATUS_OF: Record<FailureKind, { status: number; title: string }> = {
   BadRequest: { status: 400, title: 'Bad Request' },
   Validation: { status: 400, title: 'Validation Failed' },
