@@ -230,9 +230,20 @@ function rawExchange(head: string): Promise<string> {
 test('any malformed request head gets a status line below 500, and a problem body when it is an error', async (t) => {
   const token = fc.stringMatching(/^[A-Za-z!#$%&'*+.^_`|~0-9-]{0,12}$/);
   const junk = fc.string({ unit: fc.integer({ min: 0, max: 255 }).map((c) => String.fromCharCode(c)), maxLength: 40 });
+  // A header line never ends the head early: an empty line there would make the rest a second,
+  // pipelined request, and a connection whose second request is malformed is dropped whole (Node
+  // writes no error over an answer in progress).
+  const lineJunk = fc.string({
+    unit: fc
+      .integer({ min: 0, max: 255 })
+      .filter((c) => c !== 10 && c !== 13)
+      .map((c) => String.fromCharCode(c)),
+    minLength: 1,
+    maxLength: 40,
+  });
   const line = fc.oneof(
-    fc.tuple(token, junk).map(([name, value]) => `${name}: ${value}`),
-    junk,
+    fc.tuple(token, lineJunk).map(([name, value]) => `${name}: ${value}`),
+    lineJunk,
     fc.constantFrom('Content-Length: -1', 'Content-Length: 1, 2', 'Transfer-Encoding: chunked, identity', 'Host:'),
   );
   const head = fc
