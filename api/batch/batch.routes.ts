@@ -5,13 +5,7 @@ import type { BatchCommand, BatchResult, BatchStep } from '../../domain/batch/ba
 import { findBatchResponse } from '../../db/commands/command-log';
 import { parseBatch, type BatchRequest } from '../../domain/batch/batch-request';
 import type { CommandResult } from '../../domain/commands/command';
-import {
-  DomainError,
-  badRequest,
-  methodNotAllowed,
-  tooLarge,
-  unsupportedMediaType,
-} from '../../domain/errors/domain-error';
+import { DomainError, badRequest, tooLarge, unsupportedMediaType } from '../../domain/errors/domain-error';
 import { idempotentCommandId, newCommandId, requestHash } from '../../domain/writes/command-ids';
 import type { PatchLimits } from '../../domain/writes/json-patch';
 import type { ReadLimits } from '../../domain/queries/read-limits';
@@ -29,7 +23,7 @@ import { cpuLane } from '../limits/cpu-lane';
  * `POST /$batch` (DESIGN §12): the OData 4.01 JSON batch format. The API checks the batch as a whole
  * (one 400 when it is not a valid batch) and each request as it would check it alone, then queues the
  * batch as one job; a command worker runs it and answers every request (workers/commands/batch-runner.ts).
- * Mounted before the general body parser: a batch has a body limit of its own (BATCH_MAX_BYTES).
+ * Served before the general body parser (`ownBody` in the route table): a batch has a body limit of its own (BATCH_MAX_BYTES).
  */
 
 export interface BatchRouteDeps {
@@ -47,8 +41,6 @@ export interface BatchRouteDeps {
   /** The API reads from replicas (DATABASE_REPLICA_URLS): write answers then carry a consistency token. */
   consistencyTokens: boolean;
 }
-
-const BATCH_PATHS = new Set(['/$batch', '/%24batch']);
 
 /** How long checking a batch's requests may hold the event loop before other callers get a turn. */
 const CHECK_SLICE_MS = 10;
@@ -70,7 +62,7 @@ function mebibytes(bytes: number): string {
   return `${Math.round((bytes / 1024 / 1024) * 100) / 100} MiB`;
 }
 
-export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
+export function batchHandler(deps: BatchRouteDeps): RequestHandler {
   const parseJson = express.json({ limit: deps.limits.maxBytes, strict: false, type: () => true });
 
   /** The body as JSON, within BATCH_MAX_BYTES; 415 for any other media type. */
@@ -157,8 +149,6 @@ export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
   }
 
   return (req: Request, res: Response, next: NextFunction) => {
-    if (!BATCH_PATHS.has(req.path)) return next();
-    if (req.method !== 'POST') return next(methodNotAllowed('/$batch takes POST.', ['POST']));
     handle(req, res).catch(next);
   };
 }
