@@ -1,5 +1,5 @@
 import { labelOf } from '../routes/route';
-import { TABLE } from '../routes/route-match';
+import { TABLE, type RouteMatcher } from '../routes/route-match';
 
 /**
  * The route PATTERN of a request path, for the `route` label of `http_request_duration_seconds`:
@@ -10,8 +10,13 @@ import { TABLE } from '../routes/route-match';
 
 export const UNMATCHED = 'unmatched';
 
-export function routeLabel(url: string): string {
-  const path = url.split('?')[0]!.split('#')[0]!;
-  const [first] = TABLE.matchPath(path).matches;
-  return first ? labelOf(first.route) : UNMATCHED;
+/** The labels of the routes a matcher knows (the whole table's: `routeLabel`). */
+export function labeler(routes: RouteMatcher): (url: string) => string {
+  return (url) => {
+    const path = url.split('?')[0]!.split('#')[0]!;
+    const [first] = routes.matchPath(path).matches;
+    return first ? labelOf(first.route) : UNMATCHED;
+  };
 }
+
+export const routeLabel = labeler(TABLE);

@@ -975,14 +975,19 @@ export function pathsOf(routes: readonly Route[], described: Record<string, unkn
   return paths;
 }
 
-/** Builds the document (call through `openApiDocument`, which keeps it). */
-export function buildOpenApiDocument(settings: DocumentSettings, form: SchemaForm = 'nested'): Record<string, unknown> {
+/** The operations of every route, by the route's label (its path in the document). */
+export function describedPaths(settings: DocumentSettings): Record<string, unknown> {
   const described: Record<string, unknown> = {};
   for (const entity of [...ENTITIES, ...READ_MODELS]) Object.assign(described, entityPaths(entity, settings));
   Object.assign(described, servicePaths(settings));
   Object.assign(described, changesPath());
   for (const entity of [...ENTITIES, ...READ_MODELS]) Object.assign(described, exportPath(entity));
-  const paths = pathsOf(ROUTES, described);
+  return described;
+}
+
+/** Builds the document (call through `openApiDocument`, which keeps it). */
+export function buildOpenApiDocument(settings: DocumentSettings, form: SchemaForm = 'nested'): Record<string, unknown> {
+  const paths = pathsOf(ROUTES, describedPaths(settings));
   return {
     openapi: '3.1.0',
     info: {
