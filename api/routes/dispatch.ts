@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { POLICY, type Policy } from '../../domain/auth/roles';
 import { badRequest, methodNotAllowed, unauthorized } from '../../domain/errors/domain-error';
+import { tracing } from '../../infra/tracing/tracing';
 import { requireRole } from '../auth/require-role';
 import type { HandlerName, Route, RoutePolicy } from './route';
 import { allowOf, labelOf } from './route';
@@ -133,6 +134,7 @@ export function dispatcher(routes: readonly Route[], handlers: RouteHandlers): D
     if (resolution.kind !== 'operation') return next();
     const { route, operation, params } = resolution;
     req.params = params;
+    tracing().nameRoute(labelOf(route));
     run([...guardOf(route.policy), ...chainOf(operation.handler, route)], req, res, (err?: unknown) => {
       if (err === undefined) resolutions.set(req, NOT_DISPATCHED);
       next(err);
