@@ -9,7 +9,7 @@ import type { Route } from './route';
  * adding one entry here (and its handler in api/app.ts, its operation text in api/openapi/document.ts).
  */
 
-/** The service root of today's routes (DESIGN §17 adds `/odata` beside it). */
+/** The service root of today's routes (an OData root, `/odata`, is to come beside it). */
 export const ROOT = '';
 
 export const BULL_BOARD_PATH = '/admin/queues';
