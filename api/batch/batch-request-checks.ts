@@ -21,7 +21,7 @@ import type { GeometryLimits } from '../../domain/writes/geometry-limits';
 import { parsePatch, type PatchLimits } from '../../domain/writes/json-patch';
 import type { Caller } from '../auth/caller';
 import { MAX_REQUEST_BODY_BYTES, requestBodyTooLarge } from '../http/request-body-limit';
-import type { BatchStepKind, Route } from '../routes/route';
+import { labelOf, type BatchStepKind, type Route } from '../routes/route';
 import { TABLE } from '../routes/route-match';
 
 /**
@@ -91,7 +91,7 @@ const inBatch = (route: Route) => Object.values(route.operations).some((operatio
 /** The entity set a creating request's path names (`$s1` URLs name what s1 created). */
 function createdEntityOf(creator: BatchRequest): EntityDefinition | undefined {
   const path = `/${creator.url.replace(/^\//, '').split('?')[0]!}`;
-  return TABLE.matchPath(path).matches.find(({ route }) => route.entity && route.pattern === `/${route.entity.route}`)
+  return TABLE.matchPath(path).matches.find(({ route }) => route.entity && labelOf(route) === `/${route.entity.route}`)
     ?.route.entity;
 }
 
@@ -139,7 +139,7 @@ function targetOf(request: BatchRequest, ctx: StepContext): Target {
   const kind = resolution.kind === 'operation' ? resolution.operation.batch : undefined;
   if (resolution.kind !== 'operation' || kind === undefined) throw noResource();
   const { operation, params } = resolution;
-  const counts = resolution.route.pattern.endsWith('/$count');
+  const counts = labelOf(resolution.route).endsWith('/$count');
   const key = keyReference === undefined ? (params.key ?? (counts ? '$count' : undefined)) : undefined;
   return {
     kind,

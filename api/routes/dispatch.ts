@@ -116,7 +116,7 @@ export function dispatcher(routes: readonly Route[], handlers: RouteHandlers): D
     const handler = handlers[name]!;
     const chain: RequestHandler[] = Array.isArray(handler) ? [...handler] : [handler as RequestHandler];
     if (route.mount === undefined) return chain;
-    const depth = route.pattern.split('/').length - 1;
+    const depth = labelOf(route).split('/').length - 1;
     return [...chain.slice(0, -1), mounted(chain[chain.length - 1]!, depth)];
   };
 

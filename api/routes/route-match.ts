@@ -1,5 +1,5 @@
 import { readableByRoute } from '../../domain/entities';
-import type { Method, Operation, Route } from './route';
+import { labelOf, type Method, type Operation, type Route } from './route';
 import { ROUTES } from './route-table';
 
 /**
@@ -35,7 +35,7 @@ export type Resolution =
 
 /** Entity set names and `$`-segments are exact (OData); the service's own words match without regard to case. */
 function compile(route: Route): Compiled {
-  const segments = route.pattern
+  const segments = labelOf(route)
     .split('/')
     .slice(1)
     .map((part): Segment => {
