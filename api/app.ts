@@ -12,31 +12,31 @@ import { corsPolicy } from './http/cors';
 import { apiSecurityHeaders, bullBoardSecurityHeaders } from './http/security-headers';
 import { rateLimit } from './limits/rate-limit';
 import { exportSlots } from './limits/export-slots';
-import { healthRoutes } from './health/health.routes';
-import { entityReadRoutes } from './entities/entity-read.routes';
+import { healthHandlers } from './health/health.routes';
+import { entityReadHandlers } from './entities/entity-read.routes';
 import { authenticate } from './auth/authenticate';
-import { requireAdmin, requireDefaultPolicy } from './auth/require-role';
 import { cachedRoleGrants } from './auth/role-grants';
 import { bullBoardLogin, unlessSessionCaller } from './auth/login/bull-board-login';
-import { rolesRoutes } from './roles/roles.routes';
-import { jobsRoutes } from './jobs/jobs.routes';
-import { BULL_BOARD_PATH, bullBoardRouter } from './jobs/bull-board';
+import { rolesHandlers } from './roles/roles.routes';
+import { jobsHandlers } from './jobs/jobs.routes';
+import { bullBoardRouter } from './jobs/bull-board';
 import type { QueueRegistry } from './jobs/queue-registry';
-import { exportConcurrencyFor, exportRoutes } from './export/export.routes';
-import { entityWriteRoutes } from './entities/entity-write.routes';
-import { commandRoutes } from './commands/command.routes';
-import { batchRoutes } from './batch/batch.routes';
+import { exportConcurrencyFor, exportHandler } from './export/export.routes';
+import { entityWriteHandlers } from './entities/entity-write.routes';
+import { commandHandler } from './commands/command.routes';
+import { batchHandler } from './batch/batch.routes';
 import type { CommandBus } from './commands/command-bus';
 import { patchLimitsOf } from '../infra/config/patch-limits';
 import { geometryLimitsOf } from '../infra/config/geometry-limits';
 import type { Registry } from '../infra/metrics/registry';
 import type { Scrape } from '../infra/metrics/metrics-server';
-import { metricsRoutes, requestMetrics } from './http/metrics';
-import { openApiRoutes } from './openapi/openapi.routes';
+import { metricsHandler, requestMetrics } from './http/metrics';
+import { openApiHandlers } from './openapi/openapi.routes';
 import type { ChangeHub } from './changes/change-feed';
-import { changesRoutes } from './changes/changes.routes';
-import { subscriptionRoutes } from './webhooks/subscriptions.routes';
-import { SUBSCRIPTIONS_PATH } from '../domain/webhooks/subscription';
+import { changesHandler } from './changes/changes.routes';
+import { subscriptionHandlers } from './webhooks/subscriptions.routes';
+import { BULL_BOARD_PATH, ROUTES } from './routes/route-table';
+import { dispatcher } from './routes/dispatch';
 
 export interface AppDeps {
   config: AppConfig;
@@ -55,7 +55,13 @@ export interface AppDeps {
   changes: ChangeHub;
 }
 
-/** Builds the HTTP application; no listening, no process handling (that is main.ts). */
+/**
+ * Builds the HTTP application; no listening, no process handling (that is main.ts). Every route is
+ * an entry of the route table (api/routes/route-table.ts); this file supplies their handlers and
+ * the middleware around them, in order: request metrics, access log, security headers, CORS; the
+ * open routes; authentication, rate limit; `$batch` (its own body limit); the JSON body parser;
+ * every other route under its policy; 404 and the one error writer.
+ */
 export function createApp(deps: AppDeps): Express {
   const app = express();
   const limits = deps.config.limits;
@@ -75,10 +81,6 @@ export function createApp(deps: AppDeps): Express {
   // Before authentication: a browser's preflight carries no token (CORS_ORIGINS; off by default).
   const corsHandler = corsPolicy(deps.config.corsOrigins);
   if (corsHandler) app.use(corsHandler);
-  // The only routes open without a token; without METRICS_ENABLED `/metrics` is a 404 like any unknown route.
-  app.use(healthRoutes(deps.knex, deps.redis, deps.replicas));
-  if (deps.metrics) app.use(metricsRoutes(deps.metrics.scrape, deps.logger));
-  app.use(openApiRoutes({ maxTop: deps.config.maxTop, batchMaxRequests: deps.config.batch.maxRequests }));
 
   const grants = cachedRoleGrants(deps.knex);
   const verify = authenticate(deps.config.auth, grants);
@@ -92,8 +94,6 @@ export function createApp(deps: AppDeps): Express {
         logger: deps.logger,
       })
     : undefined;
-  if (login) app.use(BULL_BOARD_PATH, login.router);
-  app.use(login ? unlessSessionCaller(verify) : verify);
   const storeError = (err: unknown) =>
     deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'redis unavailable for a limit');
   const rateLimiter = rateLimit({
@@ -102,10 +102,23 @@ export function createApp(deps: AppDeps): Express {
     prefix: deps.config.queuePrefix,
     onStoreError: storeError,
   });
-  app.use(rateLimiter.middleware);
-  // A batch has a body limit of its own (BATCH_MAX_BYTES) and policies per request (DESIGN §12).
-  app.use(
-    batchRoutes({
+  const commandWrites = {
+    knex: deps.knex,
+    commandBus: deps.commandBus,
+    commandTimeoutMs: deps.config.commandTimeoutMs,
+  };
+
+  const routes = dispatcher(ROUTES, {
+    // Without METRICS_ENABLED `/metrics` is not served: a 404 like any unknown route.
+    ...healthHandlers(deps.knex, deps.redis, deps.replicas),
+    ...(deps.metrics ? { metrics: metricsHandler(deps.metrics.scrape, deps.logger) } : {}),
+    ...openApiHandlers({ maxTop: deps.config.maxTop, batchMaxRequests: deps.config.batch.maxRequests }),
+    ...login?.handlers,
+    bullBoard: [
+      bullBoardSecurityHeaders(),
+      bullBoardRouter(deps.queues, { readOnly: deps.config.bullBoardReadOnly, logoutPath: login?.logoutPath }),
+    ],
+    batch: batchHandler({
       knex: deps.knex,
       commandBus: deps.commandBus,
       chargeBatch: rateLimiter.chargeBatch,
@@ -116,37 +129,15 @@ export function createApp(deps: AppDeps): Express {
       queryTokensRefused: !deps.config.auth.mock,
       consistencyTokens: deps.replicas !== undefined,
     }),
-  );
-  // Bodies are parsed only for authenticated callers.
-  app.use(
-    express.json({
-      limit: MAX_REQUEST_BODY_BYTES,
-      strict: false, // a non-array PATCH body must reach the route to get its own 400 (spec 4.3)
-      type: ['application/json', 'application/json-patch+json', 'application/*+json'],
-    }),
-  );
-  // Routes with policies of their own (spec §5.3), then the default policy for everything else.
-  app.use(rolesRoutes({ knex: deps.knex, grants }));
-  app.use(SUBSCRIPTIONS_PATH, requireAdmin);
-  app.use(
-    subscriptionRoutes({
-      knex: deps.knex,
-      commandBus: deps.commandBus,
-      commandTimeoutMs: deps.config.commandTimeoutMs,
+    ...rolesHandlers({ knex: deps.knex, grants }),
+    ...subscriptionHandlers({
+      ...commandWrites,
       webhooks: deps.config.webhooks,
       maxTop: deps.config.maxTop,
       maxPatchOperations: limits.maxPatchOperations,
     }),
-  );
-  app.use('/Jobs', requireAdmin, jobsRoutes({ queues: deps.queues, maxTop: deps.config.maxTop }));
-  app.use(
-    BULL_BOARD_PATH,
-    requireAdmin,
-    bullBoardSecurityHeaders(),
-    bullBoardRouter(deps.queues, { readOnly: deps.config.bullBoardReadOnly, logoutPath: login?.logoutPath }),
-  );
-  app.use(
-    exportRoutes({
+    ...jobsHandlers({ queues: deps.queues, maxTop: deps.config.maxTop }),
+    export: exportHandler({
       knex: deps.knex,
       replicas: deps.replicas,
       readLimits,
@@ -155,29 +146,38 @@ export function createApp(deps: AppDeps): Express {
       maxPerSubject: limits.maxExportsPerSubject,
       stallMs: limits.exportStallMs,
     }),
-  );
-  app.use(changesRoutes({ knex: deps.knex, hub: deps.changes }));
-  app.use(requireDefaultPolicy);
-  app.use(commandRoutes({ knex: deps.knex, commandBus: deps.commandBus }));
-  app.use(
-    entityWriteRoutes({
-      knex: deps.knex,
-      commandBus: deps.commandBus,
-      commandTimeoutMs: deps.config.commandTimeoutMs,
+    changes: changesHandler({ knex: deps.knex, hub: deps.changes }),
+    getCommand: commandHandler({ knex: deps.knex, commandBus: deps.commandBus }),
+    ...entityWriteHandlers({
+      ...commandWrites,
       patchLimits: patchLimitsOf(deps.config),
       geometryLimits: geometryLimitsOf(deps.config),
       replicas: deps.replicas,
     }),
-  );
-  app.use(
-    entityReadRoutes({
+    ...entityReadHandlers({
       knex: deps.knex,
       replicas: deps.replicas,
       maxTop: deps.config.maxTop,
       limits: deps.config.limits,
     }),
-  );
+  });
 
+  // The only routes open without a token (health, metrics, the OpenAPI document and its page, Bull Board's login).
+  app.use(routes.open);
+  if (login) app.use(BULL_BOARD_PATH, login.guard);
+  app.use(login ? unlessSessionCaller(verify) : verify);
+  app.use(rateLimiter.middleware);
+  // A batch has a body limit of its own (BATCH_MAX_BYTES) and policies per request (DESIGN §12).
+  app.use(routes.ownBody);
+  // Bodies are parsed only for authenticated callers.
+  app.use(
+    express.json({
+      limit: MAX_REQUEST_BODY_BYTES,
+      strict: false, // a non-array PATCH body must reach the route to get its own 400 (spec 4.3)
+      type: ['application/json', 'application/json-patch+json', 'application/*+json'],
+    }),
+  );
+  app.use(routes.authenticated);
   app.use(notFoundHandler);
   app.use(errorHandler);
   return app;

@@ -1,9 +1,9 @@
 import type { RequestHandler } from 'express';
-import { POLICY, policyAllows, type Policy } from '../../domain/auth/roles';
+import { policyAllows, type Policy } from '../../domain/auth/roles';
 import { forbidden, unauthorized } from '../../domain/errors/domain-error';
 
 /**
- * Role policies of spec §5. An authenticated caller lacking the role gets 403, never 401 — which is
+ * Role policies of spec §5, as the route table gives them (api/routes/route-table.ts). An authenticated caller lacking the role gets 403, never 401 — which is
  * why this is ours and not the verifier's `claimCheck` (that one answers 401, DESIGN §11).
  */
 export function requireRole(policy: Policy): RequestHandler {
@@ -14,9 +14,3 @@ export function requireRole(policy: Policy): RequestHandler {
     else next(forbidden(`This action needs the role ${needed}.`));
   };
 }
-
-/** Every entity route, /Export and /Roles/Available: User or Admin. */
-export const requireDefaultPolicy = requireRole(POLICY.default);
-
-/** /Jobs, Bull Board and /Roles/Assignments. */
-export const requireAdmin = requireRole(POLICY.adminOnly);

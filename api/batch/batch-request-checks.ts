@@ -4,8 +4,8 @@ import type { BatchStep } from '../../domain/batch/batch-command';
 import type { BatchRequest } from '../../domain/batch/batch-request';
 import { POLICY, policyAllows } from '../../domain/auth/roles';
 import type { CommandName } from '../../domain/commands/command';
-import { readableByRoute, type EntityDefinition } from '../../domain/entities';
-import { keyOf, writableEntityOf } from '../../domain/entities/entity-key';
+import type { EntityDefinition } from '../../domain/entities';
+import { keyOf } from '../../domain/entities/entity-key';
 import {
   DomainError,
   badRequest,
@@ -22,6 +22,8 @@ import type { GeometryLimits } from '../../domain/writes/geometry-limits';
 import { parsePatch, type PatchLimits } from '../../domain/writes/json-patch';
 import type { Caller } from '../auth/caller';
 import { MAX_REQUEST_BODY_BYTES, requestBodyTooLarge } from '../http/request-body-limit';
+import { labelOf, type BatchStepKind, type Route } from '../routes/route';
+import { TABLE } from '../routes/route-match';
 
 /**
  * The API's check of each request of a `$batch` (DESIGN §12), the same a lone request gets: the
@@ -43,14 +45,14 @@ export interface StepContext {
 /** The query parameter a lone request may not carry a token in (RFC 6750 §2.3), by its decoded name. */
 const QUERY_TOKEN = 'access_token';
 
+/** The methods of the batch format (OData JSON batch): any other is a 405 of its own. */
 const METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'];
 
-/** Routes of the service that are not entity routes: never reached through a batch, whatever the role. */
-const SERVICE_ROUTES = new Set(['Jobs', 'Roles', 'Export', 'Commands', 'admin', 'health', '$batch', '%24batch']);
-
+/** What a request's URL names, resolved against the route table (api/routes/route-table.ts). */
 interface Target {
-  route: string;
-  entity?: EntityDefinition;
+  kind: BatchStepKind;
+  entity: EntityDefinition;
+  accepts?: readonly string[];
   /** The key segment as written (`$count` included). */
   key?: string;
   keyReference?: string;
@@ -85,35 +87,69 @@ function refuseQueryToken(request: BatchRequest, ctx: StepContext): void {
   }
 }
 
-/** The route, key and query a request's URL names; a `$s1` URL names what s1 created. */
+const inBatch = (route: Route) => Object.values(route.operations).some((operation) => operation.batch);
+
+/** The entity set a creating request's path names (`$s1` URLs name what s1 created). */
+function createdEntityOf(creator: BatchRequest): EntityDefinition | undefined {
+  const path = `/${creator.url.replace(/^\//, '').split('?')[0]!}`;
+  return TABLE.matchPath(path).matches.find(({ route }) => route.entity && labelOf(route) === `/${route.entity.route}`)
+    ?.route.entity;
+}
+
+/**
+ * The route, key and query a request's URL names, found in the same route table a lone request is
+ * dispatched by: a route without a batch step (admin routes, /Export, /Commands, /$batch, …) is
+ * not reachable from a batch, whatever the role.
+ */
 function targetOf(request: BatchRequest, ctx: StepContext): Target {
-  const earlier = ctx.earlier;
   const url = request.url.replace(/^\//, '');
   const mark = url.indexOf('?');
-  // A trailing slash is the same route, as Express's non-strict routing has it for a lone request.
+  // A trailing slash is the same route, as for a lone request.
   const path = (mark < 0 ? url : url.slice(0, mark)).replace(/\/$/, '');
   const query = queryOf(url);
   delete query[QUERY_TOKEN];
   // What the same request alone meets when no route matches (api/http/error-handler.ts).
   const noResource = () => notFound(`No resource at ${request.method} /${path}.`);
+  let resolvedPath = `/${path}`;
+  let keyReference: string | undefined;
+  let route: string;
   if (request.urlReference !== undefined) {
-    const creator = earlier.get(request.urlReference)!;
-    const creatorPath = creator.url.replace(/^\//, '').split('?')[0]!;
-    const entity = readableByRoute(creatorPath);
+    const creator = ctx.earlier.get(request.urlReference)!;
+    const entity = createdEntityOf(creator);
     if (!entity) throw failedDependency(`Request '${creator.id}' creates no entity, so '${request.id}' was not run.`);
-    return { route: entity.route, entity, keyReference: request.urlReference, query };
+    keyReference = request.urlReference;
+    route = entity.route;
+    resolvedPath = `/${entity.route}/key`; // the keyed route of the set; the key itself comes from the creator
+  } else {
+    const segments = path.split('/').map(decodeSegment);
+    const { matches } = TABLE.matchPath(resolvedPath);
+    if (matches.length && !matches.some(({ route }) => inBatch(route))) {
+      throw notFound(
+        `No resource at ${request.method} /${path}: a batch reaches the entity routes and /Activities only.`,
+      );
+    }
+    route = segments[0]!;
   }
-  const segments = path.split('/').map(decodeSegment);
-  const [route, key] = segments as [string, string | undefined];
-  // The entity routes and /Activities only: no admin route, no /Export, no /Commands in a batch.
-  if (SERVICE_ROUTES.has(route)) {
-    throw notFound(
-      `No resource at ${request.method} /${path}: a batch reaches the entity routes and /Activities only.`,
-    );
+  if (!METHODS.includes(request.method)) {
+    throw methodNotAllowed(`${request.method} is not a method of /${route}.`, METHODS);
   }
-  if (segments.length > 2 || !route) throw noResource();
-  const entity = readableByRoute(route);
-  return { route, ...(entity ? { entity } : {}), ...(key === undefined ? {} : { key }), query };
+  const resolution = TABLE.resolve(request.method, resolvedPath);
+  if (resolution.kind === 'refused') {
+    throw methodNotAllowed(resolution.route.refuse!.detail, Object.keys(resolution.route.operations));
+  }
+  const kind = resolution.kind === 'operation' ? resolution.operation.batch : undefined;
+  if (resolution.kind !== 'operation' || kind === undefined) throw noResource();
+  const { operation, params } = resolution;
+  const counts = labelOf(resolution.route).endsWith('/$count');
+  const key = keyReference === undefined ? (params.key ?? (counts ? '$count' : undefined)) : undefined;
+  return {
+    kind,
+    entity: resolution.route.entity!,
+    ...(operation.accepts ? { accepts: operation.accepts } : {}),
+    ...(key === undefined ? {} : { key }),
+    ...(keyReference === undefined ? {} : { keyReference }),
+    query,
+  };
 }
 
 function mediaTypeOf(request: BatchRequest): string {
@@ -124,21 +160,20 @@ function requireMediaType(request: BatchRequest, expected: string, verbs: string
   if (mediaTypeOf(request) !== expected) throw unsupportedMediaType(`${verbs} take ${expected}.`);
 }
 
+/** What the same request alone is told when its body has another media type (api/entities/entity-write.routes.ts). */
+const VERBS: Partial<Record<BatchStepKind, string>> = {
+  create: 'POST and PUT',
+  replace: 'POST and PUT',
+  patch: 'PATCH requests',
+};
+
 function writeStep(request: BatchRequest, target: Target, ctx: StepContext): BatchStep['write'] {
-  const method = request.method;
-  const entity = writableEntityOf(target.route);
-  const keyed = target.key !== undefined || target.keyReference !== undefined;
-  // What the same request alone meets: no such route.
-  if (!entity || (method === 'POST') === keyed) {
-    throw notFound(`No resource at ${method} /${request.url.replace(/^\//, '').split('?')[0]!.replace(/\/$/, '')}.`);
-  }
+  const entity = target.entity;
   if (request.body !== undefined && jsonByteLengthExceeds(request.body, MAX_REQUEST_BODY_BYTES)) {
     throw requestBodyTooLarge();
   }
   const key = target.key === undefined ? undefined : keyOf(entity, target.key);
-  const name: CommandName = { POST: 'create', PUT: 'replace', PATCH: 'patch', DELETE: 'delete' }[
-    method as 'POST' | 'PUT' | 'PATCH' | 'DELETE'
-  ] as CommandName;
+  const name = target.kind as CommandName;
   const ifMatch = name === 'create' ? undefined : request.headers['if-match'];
   const base = {
     name,
@@ -149,13 +184,12 @@ function writeStep(request: BatchRequest, target: Target, ctx: StepContext): Bat
     representation: prefersRepresentation(request.headers.prefer),
     ...(request.bodyReferences ? { references: true as const } : {}),
   };
+  if (target.accepts) requireMediaType(request, target.accepts[0]!, VERBS[target.kind]!);
   switch (name) {
     case 'create':
     case 'replace':
-      requireMediaType(request, 'application/json', 'POST and PUT');
       return { ...base, body: parseWriteBody(entity, request.body, ctx.geometryLimits, key) };
     case 'patch':
-      requireMediaType(request, 'application/json-patch+json', 'PATCH requests');
       return { ...base, patch: parsePatch(entity, request.body, ctx.patchLimits, ctx.geometryLimits) };
     default:
       return base;
@@ -177,14 +211,11 @@ export function stepOf(request: BatchRequest, ctx: StepContext): BatchStep {
       throw badRequest('Idempotency-Key applies to a whole batch: send it with POST /$batch, not inside a request.');
     }
     const target = targetOf(request, ctx);
-    if (!METHODS.includes(request.method)) {
-      throw methodNotAllowed(`${request.method} is not a method of /${target.route}.`, METHODS);
-    }
-    if (request.method === 'GET') {
+    if (target.kind === 'read') {
       return {
         ...step,
         read: {
-          route: target.route,
+          route: target.entity.route,
           ...(target.key === undefined ? {} : { key: target.key }),
           ...(target.keyReference === undefined ? {} : { keyReference: target.keyReference }),
           query: target.query,

@@ -4,7 +4,7 @@ import type { BatchCommand, BatchResult, BatchStep } from '../../domain/batch/ba
 import { findBatchRecord } from '../../db/commands/command-log';
 import { parseBatch, type BatchRequest } from '../../domain/batch/batch-request';
 import type { CommandResult } from '../../domain/commands/command';
-import { DomainError, methodNotAllowed } from '../../domain/errors/domain-error';
+import { DomainError } from '../../domain/errors/domain-error';
 import { idempotentCommandId, newCommandId, requestHashInSlices } from '../../domain/writes/command-ids';
 import type { PatchLimits } from '../../domain/writes/json-patch';
 import type { ReadLimits } from '../../domain/queries/read-limits';
@@ -27,7 +27,8 @@ import { batchResponseTextInSlices } from '../http/batch-answer';
  * (one 400 when it is not a valid batch) and each request as it would check it alone, then queues the
  * batch as one job; a command worker runs it and records every request's result
  * (workers/commands/batch-runner.ts), from which the response is rendered here (api/http/batch-answer.ts).
- * Mounted before the general body parser: a batch has a body limit of its own (BATCH_MAX_BYTES).
+ * Served before the general body parser (`ownBody` in the route table): a batch has a body limit of
+ * its own (BATCH_MAX_BYTES).
  */
 
 export interface BatchRouteDeps {
@@ -46,15 +47,13 @@ export interface BatchRouteDeps {
   consistencyTokens: boolean;
 }
 
-const BATCH_PATHS = new Set(['/$batch', '/%24batch']);
-
 /**
  * How long checking a batch's requests may hold the event loop before other callers get a turn:
  * 16 MiB of requests (e.g. 32 geometries of 500,000 characters at 6-7 ms each) is one request's work.
  */
 const CHECK_SLICE_MS = 10;
 
-export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
+export function batchHandler(deps: BatchRouteDeps): RequestHandler {
   const readBody = batchBodyReader(deps.limits.maxBytes);
 
   // One batch at a time is checked per process (api/limits/cpu-lane.ts).
@@ -140,8 +139,6 @@ export function batchRoutes(deps: BatchRouteDeps): RequestHandler {
   }
 
   return (req: Request, res: Response, next: NextFunction) => {
-    if (!BATCH_PATHS.has(req.path)) return next();
-    if (req.method !== 'POST') return next(methodNotAllowed('/$batch takes POST.', ['POST']));
     handle(req, res).catch(next);
   };
 }

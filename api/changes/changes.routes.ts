@@ -1,9 +1,8 @@
-import { Router, type Request, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Knex } from 'knex';
 import { activitiesAfter, latestActivityId, type FeedRow } from '../../db/activities/activity-feed';
 import { badRequest, notAcceptable, tooManyRequests, unavailable } from '../../domain/errors/domain-error';
 import { decodeId } from '../../domain/ids/id-codec';
-import { requireDefaultPolicy } from '../auth/require-role';
 import { callerOf, type Caller } from '../auth/caller';
 import { dropWhenStalled } from '../limits/stall-guard';
 import {
@@ -97,9 +96,8 @@ function accessOf(caller: Caller): StreamAccess {
  * the stream has caught up with the process's hub, and from then on it gets the hub's events. The
  * switch happens in one tick with no await, so nothing is missed and nothing sent twice.
  */
-export function changesRoutes(deps: ChangesRouteDeps): Router {
-  const router = Router();
-  router.get('/Changes', requireDefaultPolicy, async (req: Request, res: Response) => {
+export function changesHandler(deps: ChangesRouteDeps): RequestHandler {
+  return async (req: Request, res: Response) => {
     const resume = resumePointOf(req);
     if (!req.accepts(EVENT_STREAM)) throw notAcceptable(`GET /Changes is offered as ${EVENT_STREAM} only.`);
     const hub = deps.hub;
@@ -139,8 +137,7 @@ export function changesRoutes(deps: ChangesRouteDeps): Router {
     const unwatch = dropWhenStalled(res, hub.settings.stallMs, () => hub.countStalled(stream));
     res.once('close', unwatch);
     await catchUp(req, deps, stream, resume, firstPage);
-  });
-  return router;
+  };
 }
 
 /** Pages of history after `resume` until the stream meets the hub, then live. */

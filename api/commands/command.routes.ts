@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { RequestHandler } from 'express';
 import type { Knex } from 'knex';
 import { findCommand } from '../../db/commands/command-log';
 import { notFound, unavailable } from '../../domain/errors/domain-error';
@@ -13,9 +13,8 @@ const COMMAND_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
  * record of every finished command; a command not in it yet is looked up in the queue. Only the
  * caller who sent a command may see it; to anyone else it does not exist.
  */
-export function commandRoutes(deps: { knex: Knex; commandBus: CommandBus }): Router {
-  const router = Router();
-  router.get('/Commands/:id', async (req, res) => {
+export function commandHandler(deps: { knex: Knex; commandBus: CommandBus }): RequestHandler {
+  return async (req, res) => {
     const id = req.params.id as string;
     const missing = () => notFound(`Command '${id}' does not exist.`);
     if (!COMMAND_ID.test(id)) throw missing();
@@ -43,6 +42,5 @@ export function commandRoutes(deps: { knex: Knex; commandBus: CommandBus }): Rou
     }
     if (!status || status.subject !== callerOf(req).subject) throw missing();
     res.json(commandStateOf(id, status.dispatched, status.batch));
-  });
-  return router;
+  };
 }

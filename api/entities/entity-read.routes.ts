@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Knex } from 'knex';
 import { readOperation, readSettingsOf, type ReadConfig } from '../../db/query/read-operation';
 import { readRouter } from '../../db/replicas/read-router';
@@ -6,6 +6,7 @@ import type { ReplicaSet } from '../../db/replicas/replica-set';
 import { readAfter } from '../http/consistency';
 import { readAnswer } from '../http/answer';
 import { sendAnswer } from '../http/send-answer';
+import { routeOf } from '../routes/dispatch';
 
 export interface ReadRouteDeps extends ReadConfig {
   knex: Knex;
@@ -18,27 +19,33 @@ export interface ReadRouteDeps extends ReadConfig {
  * straight to Postgres, each within STATEMENT_TIMEOUT_MS; JSON is built there, checked against
  * MAX_RESPONSE_BYTES there, and sent as text.
  */
-export function entityReadRoutes(deps: ReadRouteDeps): Router {
-  const router = Router();
+export function entityReadHandlers(
+  deps: ReadRouteDeps,
+): Record<'listEntities' | 'countEntities' | 'getEntity', RequestHandler> {
   const settings = readSettingsOf(deps);
   const runFor = readRouter(deps.knex, deps.replicas, settings.timeoutMs);
   const query = (req: Request) => req.query as Record<string, unknown>;
+  const route = (req: Request) => routeOf(req).entity!.route;
 
-  router.get('/:route', async (req: Request, res: Response) => {
-    const run = runFor(readAfter(req));
-    const result = await readOperation(run, { route: req.params.route as string, query: query(req) }, settings);
-    sendAnswer(res, readAnswer(result));
-  });
-
-  router.get('/:route/:key', async (req: Request, res: Response) => {
-    const request = {
-      route: req.params.route as string,
-      key: req.params.key as string,
-      query: query(req),
-      ifNoneMatch: req.headers['if-none-match'],
+  /** A keyed read; `$count` is read as the key segment it is (db/query/read-operation.ts). */
+  const keyed =
+    (keyOf: (req: Request) => string): RequestHandler =>
+    async (req: Request, res: Response) => {
+      const request = {
+        route: route(req),
+        key: keyOf(req),
+        query: query(req),
+        ifNoneMatch: req.headers['if-none-match'],
+      };
+      sendAnswer(res, readAnswer(await readOperation(runFor(readAfter(req)), request, settings)));
     };
-    sendAnswer(res, readAnswer(await readOperation(runFor(readAfter(req)), request, settings)));
-  });
 
-  return router;
+  return {
+    listEntities: async (req: Request, res: Response) => {
+      const run = runFor(readAfter(req));
+      sendAnswer(res, readAnswer(await readOperation(run, { route: route(req), query: query(req) }, settings)));
+    },
+    countEntities: keyed(() => '$count'),
+    getEntity: keyed((req) => req.params.key as string),
+  };
 }

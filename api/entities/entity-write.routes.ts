@@ -1,9 +1,9 @@
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Knex } from 'knex';
 import { readEntity } from '../../db/query/entity-reader';
 import type { Command, CommandName, CommandResult } from '../../domain/commands/command';
 import type { EntityDefinition } from '../../domain/entities';
-import { keyOf, writableEntityOf } from '../../domain/entities/entity-key';
+import { keyOf } from '../../domain/entities/entity-key';
 import { DomainError, unsupportedMediaType } from '../../domain/errors/domain-error';
 import { parseWriteBody } from '../../domain/validation/write-body';
 import type { GeometryLimits } from '../../domain/writes/geometry-limits';
@@ -16,6 +16,7 @@ import { idempotencyKeyOf } from '../commands/idempotency-key';
 import { writtenResult } from '../../domain/results/request-result';
 import { prefersRepresentation, writtenAnswer } from '../http/answer';
 import { sendAnswer } from '../http/send-answer';
+import { routeOf } from '../routes/dispatch';
 import type { ReplicaSet } from '../../db/replicas/replica-set';
 
 /**
@@ -51,8 +52,9 @@ function bodyOfType(req: Request, mediaType: string, verbs: string): unknown {
   return req.body as unknown;
 }
 
-function writableEntity(req: Request): EntityDefinition | undefined {
-  return writableEntityOf(req.params.route as string);
+/** The entity of the route the request was dispatched to (read models have no write routes). */
+function writableEntity(req: Request): EntityDefinition {
+  return routeOf(req).entity!;
 }
 
 /** A command from the request; the caller is looked up once, by the route, and passed in. */
@@ -75,9 +77,9 @@ function commandOf(
   };
 }
 
-export function entityWriteRoutes(deps: WriteRouteDeps): Router {
-  const router = Router();
-
+export function entityWriteHandlers(
+  deps: WriteRouteDeps,
+): Record<'createEntity' | 'replaceEntity' | 'patchEntity' | 'deleteEntity', RequestHandler> {
   /** Sends the command; answers its success, or throws its failure (202 and 503: send-command.ts). */
   async function execute(
     req: Request,
@@ -109,9 +111,8 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
     sendAnswer(res, writtenAnswer(writtenResult(command.name, result, row), walPosition));
   }
 
-  router.post('/:route', async (req, res, next: NextFunction) => {
+  const createEntity: RequestHandler = async (req, res) => {
     const entity = writableEntity(req);
-    if (!entity) return next();
     const raw = bodyOfType(req, 'application/json', 'POST and PUT');
     const body = parseWriteBody(entity, raw, deps.geometryLimits);
     const key = idempotencyKeyOf(req);
@@ -126,35 +127,32 @@ export function entityWriteRoutes(deps: WriteRouteDeps): Router {
         : { body, commandId: idempotentCommandId(subject, key), requestHash: requestHash('POST', entity.route, raw) },
     );
     await execute(req, res, command, (result) => answerSuccess(req, res, command, entity, result));
-  });
+  };
 
-  router.put('/:route/:key', async (req, res, next: NextFunction) => {
+  const replaceEntity: RequestHandler = async (req, res) => {
     const entity = writableEntity(req);
-    if (!entity) return next();
     const id = keyOf(entity, req.params.key as string);
     const raw = bodyOfType(req, 'application/json', 'POST and PUT');
     const body = parseWriteBody(entity, raw, deps.geometryLimits, id);
     const command = commandOf(req, callerOf(req).subject, entity, 'replace', { key: id, body });
     await execute(req, res, command, (result) => answerSuccess(req, res, command, entity, result));
-  });
+  };
 
-  router.patch('/:route/:key', async (req, res, next: NextFunction) => {
+  const patchEntity: RequestHandler = async (req, res) => {
     const entity = writableEntity(req);
-    if (!entity) return next();
     const id = keyOf(entity, req.params.key as string);
     const raw = bodyOfType(req, 'application/json-patch+json', 'PATCH requests');
     const patch = parsePatch(entity, raw, deps.patchLimits, deps.geometryLimits);
     const command = commandOf(req, callerOf(req).subject, entity, 'patch', { key: id, patch });
     await execute(req, res, command, (result) => answerSuccess(req, res, command, entity, result));
-  });
+  };
 
-  router.delete('/:route/:key', async (req, res, next: NextFunction) => {
+  const deleteEntity: RequestHandler = async (req, res) => {
     const entity = writableEntity(req);
-    if (!entity) return next();
     const id = keyOf(entity, req.params.key as string);
     const command = commandOf(req, callerOf(req).subject, entity, 'delete', { key: id });
     await execute(req, res, command, (result) => answerSuccess(req, res, command, entity, result));
-  });
+  };
 
-  return router;
+  return { createEntity, replaceEntity, patchEntity, deleteEntity };
 }

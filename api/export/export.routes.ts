@@ -1,5 +1,5 @@
 import { pipeline } from 'node:stream/promises';
-import { Router, type Request, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Knex } from 'knex';
 import { badRequest, notAcceptable, tooManyRequests, unavailable } from '../../domain/errors/domain-error';
 import { parseReadOptions, type ReadOptions } from '../../domain/queries/read-options';
@@ -7,8 +7,7 @@ import type { ReadLimits } from '../../domain/queries/read-limits';
 import type { EntityDefinition } from '../../domain/entities';
 import { exportHeader, openExportStream, type ExportFormat } from '../../db/query/entity-export';
 import { planRead } from '../../db/query/read-plan';
-import { requireDefaultPolicy } from '../auth/require-role';
-import { readableEntityOf } from '../../domain/entities/entity-key';
+import { routeOf } from '../routes/dispatch';
 import { callerOf } from '../auth/caller';
 import type { ExportSlots } from '../limits/export-slots';
 import { dropWhenStalled } from '../limits/stall-guard';
@@ -60,12 +59,11 @@ function exportOptions(query: Record<string, unknown>, limits: ReadLimits): Read
  * in `$orderby` order (relevance first when searching without one), streamed from a database cursor as CSV (default) or NDJSON, with backpressure end to end.
  * A client that goes away destroys the pipeline, which closes the cursor and frees its connection.
  */
-export function exportRoutes(deps: ExportRouteDeps): Router {
-  const router = Router();
+export function exportHandler(deps: ExportRouteDeps): RequestHandler {
   let running = 0;
 
-  router.get('/Export/:route', requireDefaultPolicy, async (req: Request, res: Response) => {
-    const entity = readableEntityOf(req.params.route as string);
+  const serve: RequestHandler = async (req: Request, res: Response) => {
+    const entity = routeOf(req).entity!;
     const options = exportOptions(req.query as Record<string, unknown>, deps.readLimits);
     const mediaType = req.accepts([...OFFERED]);
     if (!mediaType) throw notAcceptable(`Exports are offered as ${OFFERED.join(' or ')}.`);
@@ -85,7 +83,7 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
       running--;
       slot.release();
     }
-  });
+  };
 
   async function streamExport(
     req: Request,
@@ -126,5 +124,5 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
     }
   }
 
-  return router;
+  return serve;
 }

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { RequestHandler } from 'express';
 import type { Knex } from 'knex';
 import type { RedisClient } from '../../infra/redis';
 import { unavailable } from '../../domain/errors/domain-error';
@@ -25,13 +25,12 @@ export const READINESS_CACHE_MS = 1000;
  * Liveness says the process answers; readiness says both stores answer too, and shows each
  * replica's state and lag (DESIGN §14). No auth on either. `now` is the clock of the readiness cache.
  */
-export function healthRoutes(
+export function healthHandlers(
   knex: Knex,
   redis: RedisClient,
   replicas?: ReplicaSet,
   now: () => number = Date.now,
-): Router {
-  const router = Router();
+): { healthLive: RequestHandler; healthReady: RequestHandler } {
   let cached: { at: number; checks: Promise<Readiness> } | undefined;
   const readiness = (): Promise<Readiness> => {
     const at = now();
@@ -46,10 +45,10 @@ export function healthRoutes(
     cached = { at, checks };
     return checks;
   };
-  router.get('/health/live', (_req, res) => {
+  const healthLive: RequestHandler = (_req, res) => {
     res.json({ status: 'ok' });
-  });
-  router.get('/health/ready', async (req, res) => {
+  };
+  const healthReady: RequestHandler = async (req, res) => {
     const checks = await readiness();
     if (checks.postgres === 'ok' && checks.redis === 'ok') {
       // Replicas are shown, never required: without them the primary serves every read.
@@ -61,6 +60,6 @@ export function healthRoutes(
       .filter(([, v]) => v === 'down')
       .map(([k]) => k);
     throw unavailable(`Not ready: ${down.join(' and ')} not answering.`);
-  });
-  return router;
+  };
+  return { healthLive, healthReady };
 }

@@ -1,5 +1,5 @@
 import type { JobType } from 'bullmq';
-import { Router, type RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import type { Knex } from 'knex';
 import { Gauge } from 'prom-client';
 import type { ReplicaSet } from '../../db/replicas/replica-set';
@@ -91,9 +91,8 @@ export function requestMetrics(registry: Registry): RequestHandler {
  * `GET /metrics` (Prometheus text, no token). Only the sum asked of a cluster primary can fail (it
  * did not answer in time): a 503 problem from the error handler, like any store that cannot answer.
  */
-export function metricsRoutes(scrape: () => Promise<Scrape>, logger: Logger): Router {
-  const router = Router();
-  router.get('/metrics', async (_req, res) => {
+export function metricsHandler(scrape: () => Promise<Scrape>, logger: Logger): RequestHandler {
+  return async (_req, res) => {
     let answer: Scrape;
     try {
       answer = await scrape();
@@ -102,6 +101,5 @@ export function metricsRoutes(scrape: () => Promise<Scrape>, logger: Logger): Ro
       throw unavailable('Metrics are not available right now.');
     }
     res.type(answer.contentType).send(answer.text);
-  });
-  return router;
+  };
 }

@@ -3,9 +3,8 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { methodNotAllowed } from '../../domain/errors/domain-error';
+import { BULL_BOARD_PATH } from '../routes/route-table';
 import type { QueueRegistry } from './queue-registry';
-
-export const BULL_BOARD_PATH = '/admin/queues';
 
 /**
  * Bull Board's UI and its API over every queue; mounted at BULL_BOARD_PATH behind AdminOnly.

@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Job, Queue } from 'bullmq';
 import { QUEUE, ALL_QUEUES } from '../../domain/queues/queue-contracts';
 import { rebuildViewsJob } from '../../domain/queues/job-registry';
@@ -36,11 +36,11 @@ function count(raw: unknown, option: string, fallback: number, max?: number): nu
 
 /**
  * /Jobs (AdminOnly, DESIGN §7/§10): recent jobs of every queue, one job, retrying a failed job,
- * and starting a rebuild of the read models. The policy is applied where this router is mounted.
+ * and starting a rebuild of the read models. Their policy (AdminOnly) is in the route table.
  */
-export function jobsRoutes(deps: JobsRouteDeps): Router {
-  const router = Router();
-
+export function jobsHandlers(
+  deps: JobsRouteDeps,
+): Record<'listJobs' | 'rebuildViews' | 'getJob' | 'retryJob', RequestHandler> {
   /**
    * A route's work, with a failure while Redis is down shown as what it is: the queues are
    * unavailable, which is not a server bug (DESIGN §6's 503). Client mistakes stay 4xx.
@@ -70,91 +70,74 @@ export function jobsRoutes(deps: JobsRouteDeps): Router {
     return job;
   }
 
-  router.get(
-    '/',
-    withQueues(async (req: Request, res: Response) => {
-      const query = req.query as Record<string, unknown>;
-      const unknown = Object.keys(query).find((name) => !JOB_LISTING_PARAMS.has(name));
-      if (unknown) throw badRequest(`unknown query parameter '${unknown}' (use queue, state, $top, $skip, $count)`);
-      const { queue, state } = query;
-      if (queue !== undefined && (typeof queue !== 'string' || !deps.queues.get(queue))) {
-        throw badRequest(`queue: must be one of ${ALL_QUEUES.join(', ')}`);
-      }
-      if (state !== undefined && (typeof state !== 'string' || !isJobState(state))) {
-        throw badRequest(`state: must be one of ${JOB_STATES.join(', ')}`);
-      }
-      if (query.$count !== undefined && query.$count !== 'true' && query.$count !== 'false') {
-        throw badRequest(`$count: expected true or false, found '${String(query.$count)}'`);
-      }
-      const top = count(query.$top, '$top', DEFAULT_JOBS_TOP, deps.maxTop);
-      const skip = count(query.$skip, '$skip', 0);
-      if (skip + top > MAX_JOBS_WINDOW) throw badRequest(`$skip + $top must not exceed ${MAX_JOBS_WINDOW}`);
-      const listing = {
-        queues: queue ? [queueOf(queue as string)] : deps.queues.all(),
-        states: state ? [state as (typeof JOB_STATES)[number]] : JOB_STATES,
-        top,
-        skip,
-      };
-      const [entries, total] = await Promise.all([
-        listJobs(listing),
-        query.$count === 'true' ? countJobs(listing) : Promise.resolve(undefined),
-      ]);
-      if (total !== undefined) res.setHeader('X-Total-Count', String(total));
-      res.json(entries);
-    }),
-  );
-
-  router.post(
-    '/RebuildViews',
-    withQueues(async (req: Request, res: Response) => {
-      // Its worker's log lines name this request; with tracing on its span joins the request's trace.
-      const rebuild = rebuildViewsJob(callerOf(req).subject, { requestId: req.id, ...tracing().activeContext() });
-      const job = await queueOf(QUEUE.views).add(rebuild.name, rebuild.data, rebuild.opts);
-      res
-        .status(202)
-        .location(location(job))
-        .json(jobEntry(job, await job.getState()));
-    }),
-  );
-
-  router.get(
-    '/:queue/:id',
-    withQueues(async (req: Request, res: Response) => {
-      const [queue, id] = [req.params.queue as string, req.params.id as string];
-      const job = await jobOf(queue, id);
-      const state = await job.getState();
-      // Its fields were read before its state: a job that finished in between is read again, so a
-      // finished job shows its final attempts and reason (a failed job once showed one attempt short).
-      const final = state === 'completed' || state === 'failed' ? await jobOf(queue, id) : job;
-      res.json(jobEntry(final, state));
-    }),
-  );
-
-  router.post(
-    '/:queue/:id/retry',
-    withQueues(async (req: Request, res: Response) => {
-      const job = await jobOf(req.params.queue as string, req.params.id as string);
-      const state = await job.getState();
-      if (state !== 'failed')
-        throw conflict([`Job '${job.id}' of queue '${job.queueName}' is ${state}: only failed jobs can be retried`]);
-      try {
-        await job.retry('failed');
-      } catch (err) {
-        // Another caller retried it first, or it was removed, between the check and the retry.
-        throw conflict([`Job '${job.id}' of queue '${job.queueName}' could not be retried: ${(err as Error).message}`]);
-      }
-      const retried = await jobOf(job.queueName, String(job.id));
-      res
-        .status(202)
-        .location(location(retried))
-        .json(jobEntry(retried, await retried.getState()));
-    }),
-  );
-
-  // Nothing else lives under /Jobs: answer here rather than fall through to the entity routes.
-  router.use((req: Request) => {
-    throw notFound(`No resource at ${req.method} ${req.baseUrl}${req.path}.`);
+  const list = withQueues(async (req: Request, res: Response) => {
+    const query = req.query as Record<string, unknown>;
+    const unknown = Object.keys(query).find((name) => !JOB_LISTING_PARAMS.has(name));
+    if (unknown) throw badRequest(`unknown query parameter '${unknown}' (use queue, state, $top, $skip, $count)`);
+    const { queue, state } = query;
+    if (queue !== undefined && (typeof queue !== 'string' || !deps.queues.get(queue))) {
+      throw badRequest(`queue: must be one of ${ALL_QUEUES.join(', ')}`);
+    }
+    if (state !== undefined && (typeof state !== 'string' || !isJobState(state))) {
+      throw badRequest(`state: must be one of ${JOB_STATES.join(', ')}`);
+    }
+    if (query.$count !== undefined && query.$count !== 'true' && query.$count !== 'false') {
+      throw badRequest(`$count: expected true or false, found '${String(query.$count)}'`);
+    }
+    const top = count(query.$top, '$top', DEFAULT_JOBS_TOP, deps.maxTop);
+    const skip = count(query.$skip, '$skip', 0);
+    if (skip + top > MAX_JOBS_WINDOW) throw badRequest(`$skip + $top must not exceed ${MAX_JOBS_WINDOW}`);
+    const listing = {
+      queues: queue ? [queueOf(queue as string)] : deps.queues.all(),
+      states: state ? [state as (typeof JOB_STATES)[number]] : JOB_STATES,
+      top,
+      skip,
+    };
+    const [entries, total] = await Promise.all([
+      listJobs(listing),
+      query.$count === 'true' ? countJobs(listing) : Promise.resolve(undefined),
+    ]);
+    if (total !== undefined) res.setHeader('X-Total-Count', String(total));
+    res.json(entries);
   });
 
-  return router;
+  const rebuildViews = withQueues(async (req: Request, res: Response) => {
+    // Its worker's log lines name this request; with tracing on its span joins the request's trace.
+    const rebuild = rebuildViewsJob(callerOf(req).subject, { requestId: req.id, ...tracing().activeContext() });
+    const job = await queueOf(QUEUE.views).add(rebuild.name, rebuild.data, rebuild.opts);
+    res
+      .status(202)
+      .location(location(job))
+      .json(jobEntry(job, await job.getState()));
+  });
+
+  const getJob = withQueues(async (req: Request, res: Response) => {
+    const [queue, id] = [req.params.queue as string, req.params.id as string];
+    const job = await jobOf(queue, id);
+    const state = await job.getState();
+    // Its fields were read before its state: a job that finished in between is read again, so a
+    // finished job shows its final attempts and reason (a failed job once showed one attempt short).
+    const final = state === 'completed' || state === 'failed' ? await jobOf(queue, id) : job;
+    res.json(jobEntry(final, state));
+  });
+
+  const retryJob = withQueues(async (req: Request, res: Response) => {
+    const job = await jobOf(req.params.queue as string, req.params.id as string);
+    const state = await job.getState();
+    if (state !== 'failed')
+      throw conflict([`Job '${job.id}' of queue '${job.queueName}' is ${state}: only failed jobs can be retried`]);
+    try {
+      await job.retry('failed');
+    } catch (err) {
+      // Another caller retried it first, or it was removed, between the check and the retry.
+      throw conflict([`Job '${job.id}' of queue '${job.queueName}' could not be retried: ${(err as Error).message}`]);
+    }
+    const retried = await jobOf(job.queueName, String(job.id));
+    res
+      .status(202)
+      .location(location(retried))
+      .json(jobEntry(retried, await retried.getState()));
+  });
+
+  return { listJobs: list, rebuildViews, getJob, retryJob };
 }

@@ -10,12 +10,15 @@ import { JSON_TYPE, PROBLEM_TYPE } from '../http/answer';
 import { componentSchemas, ref, writeSchemaName, type Schema, type SchemaForm } from './schemas';
 import { DOCS_ASSETS, DOCS_INIT_FILE } from './docs-page';
 import { EVENT_STREAM } from '../changes/changes.routes';
+import { ROUTES } from '../routes/route-table';
+import { labelOf, type Route } from '../routes/route';
 
 /**
  * The OpenAPI 3.1 document of the service (DESIGN §15), generated from the entity definitions and
  * the write schemas the API validates with; built once per process and settings (openapi.routes.ts).
- * Every route the app mounts (api/app.ts) has its operations here; the integration suite checks
- * every response it receives against them (test/support/contract.ts).
+ * Its paths are the route table's (api/routes/route-table.ts): the operations below are described
+ * per table label, and building fails for a table route without them or a description without a
+ * route. The integration suite checks every response it receives against them (test/support/contract.ts).
  */
 
 export interface DocumentSettings {
@@ -936,26 +939,55 @@ function changesPath(): Record<string, unknown> {
   };
 }
 
-/** Marks the operations a `$batch` may hold (DESIGN §12: the entity routes). */
-function inBatch(items: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [path, item] of Object.entries(items)) {
-    out[path] = Object.fromEntries(
-      Object.entries(item as Record<string, unknown>).map(([key, value]) =>
-        key === 'parameters' ? [key, value] : [key, { ...(value as Operation), 'x-batch': true }],
-      ),
-    );
+/** The methods a path item documents for a route: what it serves, and what it refuses with 405. */
+function documentedMethods(route: Route): string[] {
+  if (route.mount) return ['get'];
+  const refused = Array.isArray(route.refuse?.methods) ? (route.refuse.methods as string[]) : [];
+  return [...Object.keys(route.operations), ...refused].map((method) => method.toLowerCase()).sort();
+}
+
+/**
+ * The document's paths, in table order, each the description of its table route. A `$batch` may
+ * hold the operations marked `x-batch` (DESIGN §12): a route's batch steps, and what such a route
+ * refuses (answered inside a batch as alone).
+ */
+export function pathsOf(routes: readonly Route[], described: Record<string, unknown>): Record<string, unknown> {
+  const paths: Record<string, unknown> = {};
+  for (const route of routes) {
+    const label = labelOf(route);
+    const item = described[label] as Record<string, unknown> | undefined;
+    if (!item) throw new Error(`the route ${label} has no OpenAPI description (api/openapi/document.ts)`);
+    const methods = Object.keys(item).filter((key) => key !== 'parameters');
+    if (methods.sort().join() !== documentedMethods(route).join()) {
+      throw new Error(`${label} is described for ${methods.join(', ')}, not ${documentedMethods(route).join(', ')}`);
+    }
+    const batch = Object.values(route.operations).some((operation) => operation.batch);
+    paths[label] = batch
+      ? Object.fromEntries(
+          Object.entries(item).map(([key, value]) =>
+            key === 'parameters' ? [key, value] : [key, { ...(value as Operation), 'x-batch': true }],
+          ),
+        )
+      : item;
   }
-  return out;
+  const stray = Object.keys(described).filter((label) => !(label in paths));
+  if (stray.length) throw new Error(`described but not in the route table: ${stray.join(', ')}`);
+  return paths;
+}
+
+/** The operations of every route, by the route's label (its path in the document). */
+export function describedPaths(settings: DocumentSettings): Record<string, unknown> {
+  const described: Record<string, unknown> = {};
+  for (const entity of [...ENTITIES, ...READ_MODELS]) Object.assign(described, entityPaths(entity, settings));
+  Object.assign(described, servicePaths(settings));
+  Object.assign(described, changesPath());
+  for (const entity of [...ENTITIES, ...READ_MODELS]) Object.assign(described, exportPath(entity));
+  return described;
 }
 
 /** Builds the document (call through `openApiDocument`, which keeps it). */
 export function buildOpenApiDocument(settings: DocumentSettings, form: SchemaForm = 'nested'): Record<string, unknown> {
-  const paths: Record<string, unknown> = {};
-  for (const entity of [...ENTITIES, ...READ_MODELS]) Object.assign(paths, inBatch(entityPaths(entity, settings)));
-  Object.assign(paths, servicePaths(settings));
-  Object.assign(paths, changesPath());
-  for (const entity of [...ENTITIES, ...READ_MODELS]) Object.assign(paths, exportPath(entity));
+  const paths = pathsOf(ROUTES, describedPaths(settings));
   return {
     openapi: '3.1.0',
     info: {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { Router, type Request, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import { badRequest } from '../../domain/errors/domain-error';
 import { buildOpenApiDocument, type DocumentSettings } from './document';
@@ -57,11 +57,15 @@ function docsSecurityHeaders() {
   });
 }
 
-export function openApiRoutes(settings: DocumentSettings): Router {
-  const router = Router();
+/** The handlers of `/openapi.json`, `/docs` and `/docs/{asset}` (api/routes/route-table.ts). */
+export function openApiHandlers(settings: DocumentSettings): {
+  openApiDocument: RequestHandler;
+  docsPage: RequestHandler[];
+  docsAsset: RequestHandler[];
+} {
   const nested = openApiDocument(settings);
 
-  router.get('/openapi.json', (req: Request, res: Response) => {
+  const serveDocument: RequestHandler = (req: Request, res: Response) => {
     const flat = req.query.flat;
     if (flat !== undefined && flat !== 'true' && flat !== 'false') {
       throw badRequest("Query option 'flat' must be true or false.");
@@ -79,26 +83,26 @@ export function openApiRoutes(settings: DocumentSettings): Router {
       return;
     }
     res.type('application/json').send(doc.text);
-  });
+  };
 
-  const docs = Router();
-  docs.use(docsSecurityHeaders());
-  docs.get('/', (req: Request, res: Response, next) => {
-    // `/docs/` and `/docs` alike; relative asset URLs are written absolute in the page.
-    if (req.path !== '/') return next();
-    res.type('text/html').send(DOCS_HTML);
-  });
-  docs.get(`/${DOCS_INIT_FILE}`, (_req: Request, res: Response) => {
-    res.type('text/javascript').send(DOCS_INIT_SCRIPT);
-  });
+  const csp = docsSecurityHeaders();
   const dir = swaggerUiDir();
-  for (const asset of DOCS_ASSETS) {
-    docs.get(`/${asset}`, (_req: Request, res: Response, next) => {
-      res.sendFile(join(dir, asset), { maxAge: '1d' }, (err) => {
-        if (err) next(err);
-      });
-    });
-  }
-  router.use('/docs', docs);
-  return router;
+  const assets = new Set<string>([...DOCS_ASSETS, DOCS_INIT_FILE]);
+  return {
+    openApiDocument: serveDocument,
+    // `/docs/` and `/docs` alike; relative asset URLs are written absolute in the page.
+    docsPage: [csp, (_req: Request, res: Response) => void res.type('text/html').send(DOCS_HTML)],
+    docsAsset: [
+      // Any other name is none of the page's files: it is left to the authenticated routes (a 401 or 404).
+      (req, _res, next) => next(assets.has(req.params.asset as string) ? undefined : 'route'),
+      csp,
+      (req: Request, res: Response, next) => {
+        const asset = req.params.asset as string;
+        if (asset === DOCS_INIT_FILE) return void res.type('text/javascript').send(DOCS_INIT_SCRIPT);
+        res.sendFile(join(dir, asset), { maxAge: '1d' }, (err) => {
+          if (err) next(err);
+        });
+      },
+    ],
+  };
 }

@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Knex } from 'knex';
 import { ROLE_ASSIGNMENT_TYPE, validateRoleAssignment } from '../../domain/auth/role-assignment';
 import { AVAILABLE_ROLES, isRoleName } from '../../domain/auth/roles';
@@ -17,7 +17,6 @@ import {
   removeRoleAssignment,
 } from '../../db/roles/role-assignments';
 import { callerOf } from '../auth/caller';
-import { requireAdmin, requireDefaultPolicy } from '../auth/require-role';
 import type { RoleGrants } from '../auth/role-grants';
 
 export interface RolesRouteDeps {
@@ -31,23 +30,19 @@ const ASSIGNMENTS = '/Roles/Assignments';
  * /Roles (DESIGN §7): who am I (any authenticated caller, role or not), which roles exist
  * (User/Admin), and the grants the service keeps (Admin). Grants are written here directly, in
  * one statement each: they are access control, not entity data, so they do not go through the
- * command queue.
+ * command queue. Their policies are in the route table (api/routes/route-table.ts).
  */
-export function rolesRoutes(deps: RolesRouteDeps): Router {
-  const router = Router();
-
-  router.get('/Roles', (req: Request, res: Response) => {
+export function rolesHandlers(deps: RolesRouteDeps) {
+  const whoAmI: RequestHandler = (req: Request, res: Response) => {
     const caller = callerOf(req);
     res.json({ Subject: caller.subject, Roles: caller.roles });
-  });
+  };
 
-  router.get('/Roles/Available', requireDefaultPolicy, (_req: Request, res: Response) => {
+  const availableRoles: RequestHandler = (_req: Request, res: Response) => {
     res.json(AVAILABLE_ROLES);
-  });
+  };
 
-  router.use(ASSIGNMENTS, requireAdmin);
-
-  router.get(ASSIGNMENTS, async (req: Request, res: Response) => {
+  const list: RequestHandler = async (req: Request, res: Response) => {
     const { subject, role, ...rest } = req.query as Record<string, unknown>;
     const unknown = Object.keys(rest);
     if (unknown.length) throw badRequest(`unknown query parameter '${unknown[0]}' (use subject or role)`);
@@ -56,9 +51,9 @@ export function rolesRoutes(deps: RolesRouteDeps): Router {
       throw badRequest(`role: must be one of ${AVAILABLE_ROLES.map((r) => r.Name).join(', ')}`);
     }
     res.json(await listRoleAssignments(deps.knex, { subject, role }));
-  });
+  };
 
-  router.post(ASSIGNMENTS, async (req: Request, res: Response) => {
+  const add: RequestHandler = async (req: Request, res: Response) => {
     if (!req.is('application/json')) throw unsupportedMediaType('Send the assignment as application/json.');
     const checked = validateRoleAssignment(req.body);
     if (!checked.ok) throw validationFailed(checked.errors);
@@ -67,22 +62,29 @@ export function rolesRoutes(deps: RolesRouteDeps): Router {
     if (!created) throw conflict([`${ROLE_ASSIGNMENT_TYPE}: '${Subject}' already holds the role ${Role}`]);
     deps.grants.forget(Subject);
     res.status(201).location(`${ASSIGNMENTS}/${created.Id}`).json(created);
-  });
+  };
 
-  router.get(`${ASSIGNMENTS}/:id`, async (req: Request, res: Response) => {
+  const get: RequestHandler = async (req: Request, res: Response) => {
     const found = await findRoleAssignment(deps.knex, assignmentKey(req.params.id as string));
     if (!found) throw missing(req.params.id as string);
     res.json(found);
-  });
+  };
 
-  router.delete(`${ASSIGNMENTS}/:id`, async (req: Request, res: Response) => {
+  const remove: RequestHandler = async (req: Request, res: Response) => {
     const removed = await removeRoleAssignment(deps.knex, assignmentKey(req.params.id as string));
     if (!removed) throw missing(req.params.id as string);
     deps.grants.forget(removed.Subject);
     res.status(204).end();
-  });
+  };
 
-  return router;
+  return {
+    whoAmI,
+    availableRoles,
+    listRoleAssignments: list,
+    addRoleAssignment: add,
+    getRoleAssignment: get,
+    removeRoleAssignment: remove,
+  };
 }
 
 function assignmentKey(key: string): number {

@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Knex } from 'knex';
 import type { CommandResult } from '../../domain/commands/command';
 import {
@@ -12,7 +12,6 @@ import { decodeId } from '../../domain/ids/id-codec';
 import { newCommandId } from '../../domain/writes/command-ids';
 import { etagOf } from '../../domain/writes/entity-version';
 import {
-  SUBSCRIPTIONS_PATH,
   SUBSCRIPTION_TYPE,
   subscriptionLocation,
   urlProblem,
@@ -91,9 +90,7 @@ function missing(key: string) {
  * anything is queued: its shape, then where DNS says it points (the private-network guard). The
  * secret is shown once, in the answer to POST, read from the row the command created.
  */
-export function subscriptionRoutes(deps: SubscriptionRouteDeps): Router {
-  const router = Router();
-
+export function subscriptionHandlers(deps: SubscriptionRouteDeps) {
   /** 400 naming Url when a URL points somewhere the guard refuses (or does not resolve). */
   async function assertTargetAllowed(urls: readonly unknown[]): Promise<void> {
     const errors: string[] = [];
@@ -128,7 +125,7 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): Router {
     return result;
   }
 
-  router.get(SUBSCRIPTIONS_PATH, async (req: Request, res: Response) => {
+  const list: RequestHandler = async (req: Request, res: Response) => {
     const page = pageOf(req, deps.maxTop, true);
     const [items, total] = await Promise.all([
       listSubscriptions(deps.knex, page),
@@ -136,9 +133,9 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): Router {
     ]);
     if (total !== undefined) res.setHeader('X-Total-Count', String(total));
     res.json(items);
-  });
+  };
 
-  router.post(SUBSCRIPTIONS_PATH, async (req: Request, res: Response) => {
+  const create: RequestHandler = async (req: Request, res: Response) => {
     if (!req.is('application/json')) throw unsupportedMediaType('Send the subscription as application/json.');
     const checked = validateSubscription(req.body, deps.webhooks.limits);
     if (!checked.ok) throw validationFailed(checked.errors);
@@ -156,15 +153,15 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): Router {
       .location(subscriptionLocation(created.body.Id))
       .setHeader('ETag', etagOf(created.version))
       .json({ ...created.body, Secret: secret });
-  });
+  };
 
-  router.get(`${SUBSCRIPTIONS_PATH}/:id`, async (req: Request, res: Response) => {
+  const get: RequestHandler = async (req: Request, res: Response) => {
     const found = await findSubscription(deps.knex, keyOf(req.params.id as string));
     if (!found) throw missing(req.params.id as string);
     res.setHeader('ETag', etagOf(found.version)).json(found.body);
-  });
+  };
 
-  router.patch(`${SUBSCRIPTIONS_PATH}/:id`, async (req: Request, res: Response) => {
+  const patch: RequestHandler = async (req: Request, res: Response) => {
     const key = keyOf(req.params.id as string);
     const matched = req.is('application/json-patch+json');
     if (matched === false) throw unsupportedMediaType('PATCH requests take application/json-patch+json.');
@@ -175,21 +172,28 @@ export function subscriptionRoutes(deps: SubscriptionRouteDeps): Router {
     const updated = await findSubscription(deps.knex, key);
     if (!updated) throw missing(req.params.id as string);
     res.setHeader('ETag', etagOf(updated.version)).json(updated.body);
-  });
+  };
 
-  router.delete(`${SUBSCRIPTIONS_PATH}/:id`, async (req: Request, res: Response) => {
+  const remove: RequestHandler = async (req: Request, res: Response) => {
     const key = keyOf(req.params.id as string);
     const result = await execute(req, res, command(req, { name: 'subscription-delete', key }));
     if (!result) return;
     res.status(204).end();
-  });
+  };
 
-  router.get(`${SUBSCRIPTIONS_PATH}/:id/Deliveries`, async (req: Request, res: Response) => {
+  const deliveries: RequestHandler = async (req: Request, res: Response) => {
     const page = pageOf(req, deps.maxTop, false);
     const key = keyOf(req.params.id as string);
     if (!(await findSubscription(deps.knex, key))) throw missing(req.params.id as string);
     res.json(await listDeliveries(deps.knex, key, page));
-  });
+  };
 
-  return router;
+  return {
+    listSubscriptions: list,
+    createSubscription: create,
+    getSubscription: get,
+    patchSubscription: patch,
+    deleteSubscription: remove,
+    listDeliveries: deliveries,
+  };
 }

@@ -30,17 +30,12 @@ export const ENTITIES: readonly EntityDefinition[] = [
 export const OWNED_RECORDS: readonly OwnedRecordDefinition[] = [Note, Tag, ExternalLink];
 
 const byName = new Map([...ENTITIES, ...READ_MODELS].map((e) => [e.name, e]));
-const byRoute = new Map(ENTITIES.map((e) => [e.route, e]));
 const ownedByName = new Map(OWNED_RECORDS.map((r) => [r.name, r]));
 
 export function entityByName(name: string): EntityDefinition {
   const entity = byName.get(name);
   if (!entity) throw new Error(`unknown entity type ${name}`);
   return entity;
-}
-
-export function entityByRoute(route: string): EntityDefinition | undefined {
-  return byRoute.get(route);
 }
 
 const readableByRouteMap = new Map([...ENTITIES, ...READ_MODELS].map((e) => [e.route, e]));

@@ -9,7 +9,7 @@ import {
   type TextMapGetter,
 } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { getRPCMetadata, RPCType, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as OTLPJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OTLPProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
@@ -147,6 +147,11 @@ export function startOtelSdk(settings: TracingSettings): Tracing {
           }
         },
       );
+    },
+    nameRoute(route) {
+      // What Express's instrumentation did from its router layers: the HTTP span takes the route.
+      const metadata = getRPCMetadata(context.active());
+      if (metadata?.type === RPCType.HTTP) metadata.route = route;
     },
     flush: () => provider.forceFlush(),
   };

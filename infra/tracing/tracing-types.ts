@@ -25,6 +25,8 @@ export interface Tracing {
   activeContext(): TraceCarrier | undefined;
   /** Runs `work` inside a new span; the span records a thrown error and ends when `work` settles. */
   inSpan<T>(name: string, options: SpanOptions, work: () => Promise<T>): Promise<T>;
+  /** Names the active HTTP request's route (its server span's `http.route`, and its name): a route-table label. */
+  nameRoute(route: string): void;
   /** Exports what is still buffered (before the process exits). */
   flush(): Promise<void>;
 }

@@ -14,6 +14,7 @@ const OFF: Tracing = {
   enabled: false,
   activeContext: () => undefined,
   inSpan: (_name, _options, work) => work(),
+  nameRoute: () => undefined,
   flush: () => Promise.resolve(),
 };
 

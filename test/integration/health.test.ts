@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import express from 'express';
-import { healthRoutes, READINESS_CACHE_MS } from '../../api/health/health.routes';
+import { healthHandlers, READINESS_CACHE_MS } from '../../api/health/health.routes';
 import { createRedis } from '../../infra/redis';
 import { startStack, type Stack } from '../support/stack';
 
@@ -67,7 +67,7 @@ test.serial('/health/ready is answered from one check a second, however many pro
   // The routes on the stack's stores, with a clock the test moves: the count cannot depend on how fast probes are.
   let clock = 1_000_000;
   const server = express()
-    .use(healthRoutes(stack.knex, redis, undefined, () => clock))
+    .get('/health/ready', healthHandlers(stack.knex, redis, undefined, () => clock).healthReady)
     .listen(0, '127.0.0.1');
   await once(server, 'listening');
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));

@@ -2,9 +2,11 @@ import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import express from 'express';
 import type { Queue } from 'bullmq';
-import { jobsRoutes } from '../../api/jobs/jobs.routes';
+import { jobsHandlers } from '../../api/jobs/jobs.routes';
+import { dispatcher } from '../../api/routes/dispatch';
+import { ROUTES } from '../../api/routes/route-table';
 import type { QueueRegistry } from '../../api/jobs/queue-registry';
-import { errorHandler } from '../../api/http/error-handler';
+import { errorHandler, notFoundHandler } from '../../api/http/error-handler';
 
 /** With Redis unreachable, /Jobs answers 503 (the queues are down), not 500 (a bug). */
 
@@ -28,7 +30,13 @@ function appWith(reachable: boolean, cause: 'outage' | 'bug' = 'outage') {
     close: async () => undefined,
   };
   const app = express();
-  app.use('/Jobs', jobsRoutes({ queues, maxTop: 100 }));
+  // The /Jobs routes of the table alone, for an Admin (authentication is not what this tests).
+  app.use((req, _res, next) => {
+    req.caller = { subject: 'admin', roles: ['Admin'] };
+    next();
+  });
+  app.use(dispatcher(ROUTES, jobsHandlers({ queues, maxTop: 100 })).authenticated);
+  app.use(notFoundHandler);
   app.use(errorHandler);
   return app;
 }

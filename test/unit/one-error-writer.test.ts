@@ -22,6 +22,8 @@ const WRITERS = new Set([
 ]);
 /** The OpenAPI document names every problem and error header to describe them; it answers nothing. */
 const DESCRIBERS = new Set(['api/openapi/document.ts']);
+/** The dispatcher answers `OPTIONS` with 200 and `Allow` (as Express's router did): a success, not an error. */
+const OPTIONS_ANSWER = { file: 'api/routes/dispatch.ts', line: /^res\.setHeader\('Allow', allow\);$/ };
 
 /** What writing an error answer yourself looks like. */
 const FORBIDDEN: readonly [RegExp, string][] = [
@@ -56,7 +58,12 @@ function inlineErrorAnswers(file: string, text: string): string[] {
 test('no file under api/ but the error handler writes an error answer', (t) => {
   const files = sourcesUnder('api').filter((file) => !WRITERS.has(file) && !DESCRIBERS.has(file));
   t.true(files.length > 20, `only ${files.length} sources found under api/`);
-  const found = files.flatMap((file) => inlineErrorAnswers(file, readFileSync(path.join(root, file), 'utf8')));
+  const found = files
+    .flatMap((file) => inlineErrorAnswers(file, readFileSync(path.join(root, file), 'utf8')))
+    .filter((hit) => {
+      const [where, , ...code] = hit.split(': ');
+      return !(where!.startsWith(`${OPTIONS_ANSWER.file}:`) && OPTIONS_ANSWER.line.test(code.join(': ')));
+    });
   t.deepEqual(found, []);
 });
 

@@ -1,4 +1,4 @@
-import { Router, type Request, type RequestHandler, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import * as oidc from 'openid-client';
 import { parseCookie, stringifySetCookie } from 'cookie';
 import type { BullBoardLoginConfig } from '../../../infra/config/load-config';
@@ -40,8 +40,10 @@ export interface BullBoardLoginDeps {
 }
 
 export interface BullBoardLogin {
-  /** Mounted at `basePath` before authentication. */
-  router: Router;
+  /** The login's own routes (open, in the route table). */
+  handlers: Record<'bullBoardLoginCallback' | 'bullBoardLogout' | 'bullBoardLoggedOut', RequestHandler>;
+  /** Before authentication, on every path under `basePath`: a Bull Board session is a caller of its own. */
+  guard: RequestHandler;
   /** Where Bull Board's "Log out" link points. */
   logoutPath: string;
 }
@@ -213,17 +215,15 @@ export function bullBoardLogin(deps: BullBoardLoginDeps): BullBoardLogin {
       .catch(next);
   };
 
-  const router = Router();
-  const route =
-    (handler: (req: Request, res: Response) => Promise<void>): RequestHandler =>
-    (req, res, next) => {
-      handler(req, res).catch(next);
-    };
-  router.get('/auth/callback', route(callback));
-  router.get('/auth/logout', route(logout));
-  router.get('/auth/logged-out', (_req, res) => sendLoggedOutPage(res, basePath));
-  router.use(guard);
-  return { router, logoutPath: paths.logout };
+  return {
+    handlers: {
+      bullBoardLoginCallback: callback,
+      bullBoardLogout: logout,
+      bullBoardLoggedOut: (_req, res) => sendLoggedOutPage(res, basePath),
+    },
+    guard,
+    logoutPath: paths.logout,
+  };
 }
 
 /**

@@ -1,0 +1,167 @@
+import { POLICY } from '../../domain/auth/roles';
+import { ENTITIES, READ_MODELS, type EntityDefinition } from '../../domain/entities';
+import { SUBSCRIPTIONS_PATH } from '../../domain/webhooks/subscription';
+import type { Route } from './route';
+
+/**
+ * THE route table: every route the service answers, once. The entity routes derive from the entity
+ * definitions (domain/entities/); the service's own routes are listed below. Adding an endpoint is
+ * adding one entry here (and its handler in api/app.ts, its operation text in api/openapi/document.ts).
+ */
+
+/** The service root of today's routes (an OData root, `/odata`, is to come beside it). */
+export const ROOT = '';
+
+export const BULL_BOARD_PATH = '/admin/queues';
+
+const JSON_BODY = ['application/json'] as const;
+const PATCH_BODY = ['application/json-patch+json'] as const;
+
+/** Read models (`/Activities`) are written only by workers: writes are 405, not 404. */
+const READ_ONLY = (entity: EntityDefinition) => ({ methods: ['POST'], detail: `/${entity.route} is read-only.` });
+
+/** `/<Set>`, `/<Set>/$count`, `/<Set>/{key}` of one entity (spec §4), reachable inside `$batch`. */
+function entityRoutes(entity: EntityDefinition): Route[] {
+  const readOnly = READ_MODELS.includes(entity);
+  const base = { root: ROOT, policy: POLICY.default, entity };
+  return [
+    {
+      ...base,
+      pattern: `/${entity.route}`,
+      operations: {
+        GET: { handler: 'listEntities', batch: 'read' },
+        ...(readOnly ? {} : { POST: { handler: 'createEntity', accepts: JSON_BODY, batch: 'create' } }),
+      },
+      ...(readOnly ? { refuse: READ_ONLY(entity) } : {}),
+    },
+    { ...base, pattern: `/${entity.route}/$count`, operations: { GET: { handler: 'countEntities', batch: 'read' } } },
+    {
+      ...base,
+      pattern: `/${entity.route}/{key}`,
+      operations: {
+        GET: { handler: 'getEntity', batch: 'read' },
+        ...(readOnly
+          ? {}
+          : {
+              PUT: { handler: 'replaceEntity', accepts: JSON_BODY, batch: 'replace' },
+              PATCH: { handler: 'patchEntity', accepts: PATCH_BODY, batch: 'patch' },
+              DELETE: { handler: 'deleteEntity', batch: 'delete' },
+            }),
+      },
+      ...(readOnly ? { refuse: { ...READ_ONLY(entity), methods: ['PUT', 'PATCH', 'DELETE'] } } : {}),
+    },
+  ];
+}
+
+function exportRoute(entity: EntityDefinition): Route {
+  return {
+    root: ROOT,
+    pattern: `/Export/${entity.route}`,
+    policy: POLICY.default,
+    entity,
+    operations: { GET: { handler: 'export' } },
+  };
+}
+
+const open = (pattern: string, handler: Route['operations']['GET']): Route => ({
+  root: ROOT,
+  pattern,
+  policy: 'none',
+  operations: { GET: handler! },
+});
+
+/** The service's own routes (in the order the OpenAPI document lists them; matching puts a mount last). */
+const SERVICE_ROUTES: Route[] = [
+  {
+    root: ROOT,
+    pattern: '/$batch',
+    // Policies apply per request inside (DESIGN §12): any authenticated caller may send one.
+    policy: 'any',
+    operations: { POST: { handler: 'batch', accepts: JSON_BODY } },
+    refuse: { methods: 'others', detail: '/$batch takes POST.' },
+    ownBody: true,
+  },
+  { root: ROOT, pattern: '/Commands/{id}', policy: POLICY.default, operations: { GET: { handler: 'getCommand' } } },
+  { root: ROOT, pattern: '/Roles', policy: 'any', operations: { GET: { handler: 'whoAmI' } } },
+  {
+    root: ROOT,
+    pattern: '/Roles/Available',
+    policy: POLICY.default,
+    operations: { GET: { handler: 'availableRoles' } },
+  },
+  {
+    root: ROOT,
+    pattern: '/Roles/Assignments',
+    policy: POLICY.adminOnly,
+    operations: {
+      GET: { handler: 'listRoleAssignments' },
+      POST: { handler: 'addRoleAssignment', accepts: JSON_BODY },
+    },
+  },
+  {
+    root: ROOT,
+    pattern: '/Roles/Assignments/{id}',
+    policy: POLICY.adminOnly,
+    operations: { GET: { handler: 'getRoleAssignment' }, DELETE: { handler: 'removeRoleAssignment' } },
+  },
+  {
+    root: ROOT,
+    pattern: SUBSCRIPTIONS_PATH,
+    policy: POLICY.adminOnly,
+    operations: {
+      GET: { handler: 'listSubscriptions' },
+      POST: { handler: 'createSubscription', accepts: JSON_BODY },
+    },
+  },
+  {
+    root: ROOT,
+    pattern: `${SUBSCRIPTIONS_PATH}/{id}`,
+    policy: POLICY.adminOnly,
+    operations: {
+      GET: { handler: 'getSubscription' },
+      PATCH: { handler: 'patchSubscription', accepts: PATCH_BODY },
+      DELETE: { handler: 'deleteSubscription' },
+    },
+  },
+  {
+    root: ROOT,
+    pattern: `${SUBSCRIPTIONS_PATH}/{id}/Deliveries`,
+    policy: POLICY.adminOnly,
+    operations: { GET: { handler: 'listDeliveries' } },
+  },
+  { root: ROOT, pattern: '/Jobs', policy: POLICY.adminOnly, operations: { GET: { handler: 'listJobs' } } },
+  {
+    root: ROOT,
+    pattern: '/Jobs/RebuildViews',
+    policy: POLICY.adminOnly,
+    operations: { POST: { handler: 'rebuildViews' } },
+  },
+  { root: ROOT, pattern: '/Jobs/{queue}/{id}', policy: POLICY.adminOnly, operations: { GET: { handler: 'getJob' } } },
+  {
+    root: ROOT,
+    pattern: '/Jobs/{queue}/{id}/retry',
+    policy: POLICY.adminOnly,
+    operations: { POST: { handler: 'retryJob' } },
+  },
+  open('/health/live', { handler: 'healthLive' }),
+  open('/health/ready', { handler: 'healthReady' }),
+  open('/metrics', { handler: 'metrics' }),
+  open('/openapi.json', { handler: 'openApiDocument' }),
+  // Bull Board: its pages and its own API, any method, under one mount.
+  { root: ROOT, pattern: BULL_BOARD_PATH, policy: POLICY.adminOnly, operations: {}, mount: 'bullBoard' },
+  // Bull Board's login (DESIGN §15), when configured; otherwise these paths are the board's.
+  open(`${BULL_BOARD_PATH}/auth/callback`, { handler: 'bullBoardLoginCallback' }),
+  open(`${BULL_BOARD_PATH}/auth/logout`, { handler: 'bullBoardLogout' }),
+  open(`${BULL_BOARD_PATH}/auth/logged-out`, { handler: 'bullBoardLoggedOut' }),
+  open('/docs', { handler: 'docsPage' }),
+  open('/docs/{asset}', { handler: 'docsAsset' }),
+  { root: ROOT, pattern: '/Changes', policy: POLICY.default, operations: { GET: { handler: 'changes' } } },
+];
+
+const READABLE = [...ENTITIES, ...READ_MODELS];
+
+export const ROUTES: readonly Route[] = [
+  ...READABLE.flatMap(entityRoutes),
+  ...SERVICE_ROUTES,
+  ...READABLE.map(exportRoute),
+];
