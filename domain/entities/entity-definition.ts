@@ -104,4 +104,13 @@ export const TIMESTAMP_FIELDS: Record<string, ScalarField> = {
   },
 };
 
+/** A company's share in an investment or a scheme: the same column and rule on both links. */
+export const PERCENTAGE_SHARE_FIELD: ScalarField = {
+  kind: 'number',
+  column: 'percentage_share',
+  minimum: 0,
+  maximum: 1,
+  description: 'Share as a fraction (0…1).',
+};
+
 export const READ_ONLY_MEMBERS = ['Id', 'CreatedAt', 'UpdatedAt'] as const;

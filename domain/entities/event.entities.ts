@@ -1,5 +1,5 @@
 import type { EntityDefinition } from './entity-definition';
-import { TIMESTAMP_FIELDS } from './entity-definition';
+import { PERCENTAGE_SHARE_FIELD, TIMESTAMP_FIELDS } from './entity-definition';
 
 /** Transactions over schemes: investment and occupier events, grouped into portfolios. */
 
@@ -47,13 +47,7 @@ export const InvestmentCompany: EntityDefinition = {
       maxLength: 100,
       description: 'The part it played, e.g. Buyer, Seller or Advisor.',
     },
-    PercentageShare: {
-      kind: 'number',
-      column: 'percentage_share',
-      minimum: 0,
-      maximum: 1,
-      description: 'Share as a fraction (0…1).',
-    },
+    PercentageShare: PERCENTAGE_SHARE_FIELD,
     ...TIMESTAMP_FIELDS,
   },
   relations: {

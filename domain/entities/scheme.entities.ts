@@ -1,5 +1,5 @@
 import type { EntityDefinition, OwnedRecordDefinition } from './entity-definition';
-import { TIMESTAMP_FIELDS } from './entity-definition';
+import { PERCENTAGE_SHARE_FIELD, TIMESTAMP_FIELDS } from './entity-definition';
 
 /** Schemes and what hangs off them: company links, developments, boundaries, notes, tags, links. */
 
@@ -60,13 +60,7 @@ export const SchemeCompany: EntityDefinition = {
   storesEncodedId: false,
   fields: {
     Role: { kind: 'string', column: 'role', maxLength: 100 },
-    PercentageShare: {
-      kind: 'number',
-      column: 'percentage_share',
-      minimum: 0,
-      maximum: 1,
-      description: 'Share as a fraction (0…1).',
-    },
+    PercentageShare: PERCENTAGE_SHARE_FIELD,
     ...TIMESTAMP_FIELDS,
   },
   relations: {
