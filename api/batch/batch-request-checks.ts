@@ -2,28 +2,27 @@ import { jsonByteLengthExceeds } from '../../domain/json/json-size';
 import { parse as parseQuery } from 'node:querystring';
 import type { BatchStep } from '../../domain/batch/batch-command';
 import type { BatchRequest } from '../../domain/batch/batch-request';
-import { POLICY, policyAllows } from '../../domain/auth/roles';
+import { POLICY } from '../../domain/auth/roles';
 import type { CommandName } from '../../domain/commands/command';
 import type { EntityDefinition } from '../../domain/entities';
-import { keyOf } from '../../domain/entities/entity-key';
 import {
   DomainError,
   badRequest,
   failedDependency,
-  forbidden,
   methodNotAllowed,
   notFound,
   unauthorized,
-  unsupportedMediaType,
 } from '../../domain/errors/domain-error';
 import { prefersRepresentation } from '../http/answer';
-import { parseWriteBody } from '../../domain/validation/write-body';
 import type { GeometryLimits } from '../../domain/writes/geometry-limits';
-import { parsePatch, type PatchLimits } from '../../domain/writes/json-patch';
+import type { PatchLimits } from '../../domain/writes/json-patch';
 import type { Caller } from '../auth/caller';
+import { policyRefusal } from '../auth/require-role';
 import { MAX_REQUEST_BODY_BYTES, requestBodyTooLarge } from '../http/request-body-limit';
 import { labelOf, type BatchStepKind, type Route } from '../routes/route';
 import { TABLE } from '../routes/route-match';
+import { readRequestOf } from '../entities/entity-read.routes';
+import { WRONG_MEDIA_TYPE, writeCommandOf, type WriteInput } from '../entities/write-command';
 
 /**
  * The API's check of each request of a `$batch` (DESIGN §12), the same a lone request gets: the
@@ -152,48 +151,29 @@ function targetOf(request: BatchRequest, ctx: StepContext): Target {
   };
 }
 
+/** The media type a request's headers name (JSON when they name none). */
 function mediaTypeOf(request: BatchRequest): string {
   return (request.headers['content-type'] ?? 'application/json').split(';')[0]!.trim().toLowerCase();
 }
 
-function requireMediaType(request: BatchRequest, expected: string, verbs: string): void {
-  if (mediaTypeOf(request) !== expected) throw unsupportedMediaType(`${verbs} take ${expected}.`);
-}
-
-/** What the same request alone is told when its body has another media type (api/entities/entity-write.routes.ts). */
-const VERBS: Partial<Record<BatchStepKind, string>> = {
-  create: 'POST and PUT',
-  replace: 'POST and PUT',
-  patch: 'PATCH requests',
-};
-
+/** The step of a write: the command the same request alone becomes (api/entities/write-command.ts). */
 function writeStep(request: BatchRequest, target: Target, ctx: StepContext): BatchStep['write'] {
-  const entity = target.entity;
   if (request.body !== undefined && jsonByteLengthExceeds(request.body, MAX_REQUEST_BODY_BYTES)) {
     throw requestBodyTooLarge();
   }
-  const key = target.key === undefined ? undefined : keyOf(entity, target.key);
-  const name = target.kind as CommandName;
-  const ifMatch = name === 'create' ? undefined : request.headers['if-match'];
-  const base = {
-    name,
-    entity: entity.name,
-    ...(key === undefined ? {} : { key }),
-    ...(target.keyReference === undefined ? {} : { keyReference: target.keyReference }),
+  const ifMatch = request.headers['if-match'];
+  const input: WriteInput = {
+    ...(target.key === undefined ? {} : { key: target.key }),
     ...(ifMatch === undefined ? {} : { ifMatch }),
+    body: (mediaType) => (mediaTypeOf(request) === mediaType ? request.body : WRONG_MEDIA_TYPE),
+  };
+  const { fields } = writeCommandOf(target.entity, target.kind as CommandName, target.accepts, input, ctx);
+  return {
+    ...fields,
+    ...(target.keyReference === undefined ? {} : { keyReference: target.keyReference }),
     representation: prefersRepresentation(request.headers.prefer),
     ...(request.bodyReferences ? { references: true as const } : {}),
   };
-  if (target.accepts) requireMediaType(request, target.accepts[0]!, VERBS[target.kind]!);
-  switch (name) {
-    case 'create':
-    case 'replace':
-      return { ...base, body: parseWriteBody(entity, request.body, ctx.geometryLimits, key) };
-    case 'patch':
-      return { ...base, patch: parsePatch(entity, request.body, ctx.patchLimits, ctx.geometryLimits) };
-    default:
-      return base;
-  }
 }
 
 export function stepOf(request: BatchRequest, ctx: StepContext): BatchStep {
@@ -205,22 +185,18 @@ export function stepOf(request: BatchRequest, ctx: StepContext): BatchStep {
   };
   try {
     refuseQueryToken(request, ctx);
-    if (!policyAllows(POLICY.default, ctx.caller.roles))
-      throw forbidden(`This action needs the role ${POLICY.default.join(' or ')}.`);
+    // The entity routes' policy, asked first as for a lone request outside the admin areas.
+    const refused = policyRefusal(POLICY.default, ctx.caller);
+    if (refused) throw refused;
     if (request.headers['idempotency-key'] !== undefined) {
       throw badRequest('Idempotency-Key applies to a whole batch: send it with POST /$batch, not inside a request.');
     }
     const target = targetOf(request, ctx);
     if (target.kind === 'read') {
+      const read = readRequestOf(target.entity, target.key, target.query, request.headers['if-none-match']);
       return {
         ...step,
-        read: {
-          route: target.entity.route,
-          ...(target.key === undefined ? {} : { key: target.key }),
-          ...(target.keyReference === undefined ? {} : { keyReference: target.keyReference }),
-          query: target.query,
-          ...(request.headers['if-none-match'] === undefined ? {} : { ifNoneMatch: request.headers['if-none-match'] }),
-        },
+        read: { ...read, ...(target.keyReference === undefined ? {} : { keyReference: target.keyReference }) },
       };
     }
     return { ...step, write: writeStep(request, target, ctx) };
