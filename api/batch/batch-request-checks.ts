@@ -11,13 +11,13 @@ import {
   failedDependency,
   methodNotAllowed,
   notFound,
-  unauthorized,
 } from '../../domain/errors/domain-error';
 import { prefersRepresentation } from '../http/answer';
 import type { GeometryLimits } from '../../domain/writes/geometry-limits';
 import type { PatchLimits } from '../../domain/writes/json-patch';
 import type { Caller } from '../auth/caller';
 import { policyRefusal } from '../auth/require-role';
+import { queryTokenRefusal } from '../auth/authenticate';
 import { MAX_REQUEST_BODY_BYTES, requestBodyTooLarge } from '../http/request-body-limit';
 import { labelOf, type BatchStepKind, type Route } from '../routes/route';
 import { TABLE } from '../routes/route-match';
@@ -25,10 +25,13 @@ import { readRequestOf } from '../entities/entity-read.routes';
 import { WRONG_MEDIA_TYPE, writeCommandOf, type WriteInput } from '../entities/write-command';
 
 /**
- * The API's check of each request of a `$batch` (DESIGN §12), the same a lone request gets: the
- * caller's policy, the route, the method, the media type, the body (shape, limits). A request that
- * fails answers its own problem without running (and fails its group); the rest become steps for
- * the command worker, `$<id>` references still in them.
+ * Each request of a `$batch` (DESIGN §12) through the steps the same request alone passes: the
+ * query-token refusal (api/auth/authenticate.ts), the policy (api/auth/require-role.ts), the route
+ * table (api/routes/), then the read builder (readRequestOf) or the write builder
+ * (api/entities/write-command.ts). The batch's own part is its transport: the request read out of
+ * its batch entry (URL, headers, body), `$<id>` URLs, the per-request body limit and the refusal of
+ * an Idempotency-Key inside a batch. A request that fails answers its own problem without running
+ * (and fails its group); the rest become steps for the command worker, `$<id>` references in them.
  */
 
 export interface StepContext {
@@ -73,17 +76,13 @@ function queryOf(url: string): Record<string, unknown> {
 }
 
 /**
- * A token in the URL is what a lone request is refused for (api/auth/authenticate.ts), before its
- * role or route is looked at. With mock authentication, which reads no token, it is dropped
- * instead: either way it never reaches the queued job.
+ * A token in the URL is what a lone request is refused for, before its role or route is looked at.
+ * With mock authentication, which reads no token, it is dropped instead: either way it never
+ * reaches the queued job.
  */
 function refuseQueryToken(request: BatchRequest, ctx: StepContext): void {
-  if (ctx.queryTokensRefused && Object.hasOwn(queryOf(request.url), QUERY_TOKEN)) {
-    throw unauthorized(
-      'Send the access token in the Authorization header, not in the query string.',
-      'invalid_request',
-    );
-  }
+  const refused = ctx.queryTokensRefused ? queryTokenRefusal(queryOf(request.url)) : undefined;
+  if (refused) throw refused;
 }
 
 const inBatch = (route: Route) => Object.values(route.operations).some((operation) => operation.batch);

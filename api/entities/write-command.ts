@@ -1,4 +1,4 @@
-import type { Command, CommandName } from '../../domain/commands/command';
+import type { CommandFields, CommandName } from '../../domain/commands/command';
 import type { EntityDefinition } from '../../domain/entities';
 import { keyOf } from '../../domain/entities/entity-key';
 import { unsupportedMediaType } from '../../domain/errors/domain-error';
@@ -30,9 +30,6 @@ export interface WriteInput {
   body(mediaType: string): unknown;
 }
 
-/** A command's own fields: the sender adds its id, subject and time. */
-export type WriteFields = Pick<Command, 'name' | 'entity' | 'key' | 'body' | 'patch' | 'ifMatch'>;
-
 /** What a request is told when its body has another media type than its route takes. */
 const VERBS: Record<CommandName, string> = {
   create: 'POST and PUT',
@@ -51,10 +48,10 @@ export function writeCommandOf(
   accepts: readonly string[] | undefined,
   input: WriteInput,
   limits: WriteLimits,
-): { fields: WriteFields; raw: unknown } {
+): { fields: CommandFields; raw: unknown } {
   const key = input.key === undefined ? undefined : keyOf(entity, input.key);
   const ifMatch = name === 'create' ? undefined : input.ifMatch;
-  const fields: WriteFields = {
+  const fields: CommandFields = {
     name,
     entity: entity.name,
     ...(key === undefined ? {} : { key }),

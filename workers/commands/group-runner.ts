@@ -7,7 +7,7 @@ import type { WriteBody } from '../../domain/validation/write-body';
 import { bulkCreatable, createAll, takeKeys } from '../../db/commands/bulk-create';
 import type { Failure } from '../../domain/errors/domain-error';
 import type { DomainEvent } from '../../domain/events/domain-event';
-import { writtenResult, type RequestResult } from '../../domain/results/request-result';
+import type { RequestResult } from '../../domain/results/request-result';
 import { DEFAULT_PATCH_LIMITS, type PatchLimits } from '../../domain/writes/json-patch';
 import { DEFAULT_GEOMETRY_LIMITS, type GeometryLimits } from '../../domain/writes/geometry-limits';
 import type { LoggedCommand } from '../../db/commands/command-log';
@@ -15,7 +15,7 @@ import { readOperation, type ReadSettings } from '../../db/query/read-operation'
 import { withTransactionReadTimeout } from '../../db/query/read-timeout';
 import type { Logger } from '../../infra/logger';
 import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-step-resolver';
-import { representation, type ResponseBudget } from './response-budget';
+import { writtenOf, type ResponseBudget } from './response-budget';
 import { ReadClock, withinBudgets } from './read-clock';
 import { commandCall, eventOf, successOf, type RunOptions } from './command-runner';
 import { createUnitOfWork, type Called, type HandlerCall, type TestPause } from './unit-of-work';
@@ -137,16 +137,11 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
     }
     // The request's command, through the handler call a lone command runs (command-runner.ts).
     const command = commandOfStep(group.batch, step, group.commandId, attempt.created);
-    const entity = entityByName(command.entity);
     const { value: result, events } = await commandCall(command, limits)(trx);
     if (command.name === 'create') {
-      attempt.created.set(step.id, { entity: entity.name, dbId: result.dbId, encodedId: result.encodedId });
+      attempt.created.set(step.id, { entity: result.entity, dbId: result.dbId, encodedId: result.encodedId });
     }
-    const row =
-      step.write!.representation && command.name !== 'delete'
-        ? await representation(trx, entity, result.dbId, attempt.budget)
-        : null;
-    const written = writtenResult(command.name, result, row);
+    const written = await writtenOf(trx, step.write!, result, attempt.budget);
     attempt.budget.spend(written);
     return { value: { logged: result, result: written }, events };
   }
@@ -189,8 +184,7 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
       const entity = entities[i]!;
       const done = { dbId: written[i]!.id, verb: 'Created' as const, ...written[i]! };
       const result = successOf(entity, done);
-      const row = step.write!.representation ? await representation(trx, entity, result.dbId, budget) : null;
-      const outcome = writtenResult('create', result, row);
+      const outcome = await writtenOf(trx, step.write!, result, budget);
       budget.spend(outcome);
       called.push({ value: { logged: result, result: outcome }, events: [eventOf(commands[i]!, entity, done)] });
     }
