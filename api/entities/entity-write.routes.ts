@@ -22,8 +22,8 @@ import type { ReplicaSet } from '../../db/replicas/replica-set';
 /**
  * POST, PATCH, PUT and DELETE on every entity route (spec §4, §4.2, §4.3, §7; DESIGN §6). The API
  * validates and turns the request into a command (write-command.ts, as for the same request in a
- * `$batch`); a command worker applies it. The API never
- * writes to Postgres itself; it only re-reads the entity when a representation is asked for.
+ * `$batch`); a command worker applies it. The API never writes to Postgres itself; it only re-reads
+ * the entity when a representation is asked for.
  */
 
 export interface WriteRouteDeps {
