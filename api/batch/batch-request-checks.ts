@@ -19,8 +19,8 @@ import type { Caller } from '../auth/caller';
 import { policyRefusal } from '../auth/require-role';
 import { queryTokenRefusal } from '../auth/authenticate';
 import { MAX_REQUEST_BODY_BYTES, requestBodyTooLarge } from '../http/request-body-limit';
-import { labelOf, type BatchStepKind, type Route } from '../routes/route';
-import { TABLE } from '../routes/route-match';
+import { labelOf, type BatchStepKind, type Route, type RoutePolicy } from '../routes/route';
+import { TABLE, type RouteMatcher } from '../routes/route-match';
 import { readRequestOf } from '../entities/entity-read.routes';
 import { WRONG_MEDIA_TYPE, writeCommandOf, type WriteInput } from '../entities/write-command';
 
@@ -42,6 +42,8 @@ export interface StepContext {
   earlier: ReadonlyMap<string, BatchRequest>;
   /** Real authentication: `access_token` in a URL is refused, as on a lone request (api/auth/authenticate.ts). */
   queryTokensRefused: boolean;
+  /** The table requests are resolved in: the service's (TABLE) unless given. */
+  routes?: RouteMatcher;
 }
 
 /** The query parameter a lone request may not carry a token in (RFC 6750 §2.3), by its decoded name. */
@@ -87,10 +89,16 @@ function refuseQueryToken(request: BatchRequest, ctx: StepContext): void {
 
 const inBatch = (route: Route) => Object.values(route.operations).some((operation) => operation.batch);
 
+/** The route's own policy, as dispatch guards it (api/routes/dispatch.ts): before its method is refused or served. */
+function refuseByPolicy(policy: RoutePolicy, caller: Caller): void {
+  const refused = policy === 'any' || policy === 'none' ? undefined : policyRefusal(policy, caller);
+  if (refused) throw refused;
+}
+
 /** The entity set a creating request's path names (`$s1` URLs name what s1 created). */
-function createdEntityOf(creator: BatchRequest): EntityDefinition | undefined {
+function createdEntityOf(creator: BatchRequest, table: RouteMatcher): EntityDefinition | undefined {
   const path = `/${creator.url.replace(/^\//, '').split('?')[0]!}`;
-  return TABLE.matchPath(path).matches.find(({ route }) => route.entity && labelOf(route) === `/${route.entity.route}`)
+  return table.matchPath(path).matches.find(({ route }) => route.entity && labelOf(route) === `/${route.entity.route}`)
     ?.route.entity;
 }
 
@@ -100,6 +108,7 @@ function createdEntityOf(creator: BatchRequest): EntityDefinition | undefined {
  * not reachable from a batch, whatever the role.
  */
 function targetOf(request: BatchRequest, ctx: StepContext): Target {
+  const table = ctx.routes ?? TABLE;
   const url = request.url.replace(/^\//, '');
   const mark = url.indexOf('?');
   // A trailing slash is the same route, as for a lone request.
@@ -113,14 +122,14 @@ function targetOf(request: BatchRequest, ctx: StepContext): Target {
   let route: string;
   if (request.urlReference !== undefined) {
     const creator = ctx.earlier.get(request.urlReference)!;
-    const entity = createdEntityOf(creator);
+    const entity = createdEntityOf(creator, table);
     if (!entity) throw failedDependency(`Request '${creator.id}' creates no entity, so '${request.id}' was not run.`);
     keyReference = request.urlReference;
     route = entity.route;
     resolvedPath = `/${entity.route}/key`; // the keyed route of the set; the key itself comes from the creator
   } else {
     const segments = path.split('/').map(decodeSegment);
-    const { matches } = TABLE.matchPath(resolvedPath);
+    const { matches } = table.matchPath(resolvedPath);
     if (matches.length && !matches.some(({ route }) => inBatch(route))) {
       throw notFound(
         `No resource at ${request.method} /${path}: a batch reaches the entity routes and /Activities only.`,
@@ -131,7 +140,9 @@ function targetOf(request: BatchRequest, ctx: StepContext): Target {
   if (!METHODS.includes(request.method)) {
     throw methodNotAllowed(`${request.method} is not a method of /${route}.`, METHODS);
   }
-  const resolution = TABLE.resolve(request.method, resolvedPath);
+  const resolution = table.resolve(request.method, resolvedPath);
+  if (resolution.kind === 'operation' || resolution.kind === 'refused')
+    refuseByPolicy(resolution.route.policy, ctx.caller);
   if (resolution.kind === 'refused') {
     throw methodNotAllowed(resolution.route.refuse!.detail, Object.keys(resolution.route.operations));
   }
