@@ -4,7 +4,7 @@ import { ConfigError, assertAuthConfigured, type AuthConfig } from '../../infra/
 import { claimAt, mergeRoles, rolesInClaim } from '../../domain/auth/roles';
 import { mockAuth } from './mock-auth';
 import type { RoleGrants } from './role-grants';
-import { unauthorized } from '../../domain/errors/domain-error';
+import { unauthorized, type DomainError } from '../../domain/errors/domain-error';
 import { isAuthError, unauthorizedOf } from './unauthorized';
 
 /**
@@ -49,6 +49,16 @@ export function verifierOptions(config: AuthConfig): AuthOptions {
 }
 
 /**
+ * A token in the query string (RFC 6750 §2.3) is refused before anything else is looked at: by a
+ * lone request's authentication and by each request of a `$batch` (api/batch/batch-request-checks.ts).
+ */
+export function queryTokenRefusal(query: Record<string, unknown>): DomainError | undefined {
+  return Object.hasOwn(query, 'access_token')
+    ? unauthorized('Send the access token in the Authorization header, not in the query string.', 'invalid_request')
+    : undefined;
+}
+
+/**
  * Establishes `req.caller` (subject + roles) or fails with Unauthorized (401), which the error
  * handler answers. Mock mode (spec §5.6) reads no token. Roles are the token's AUTH_ROLES_CLAIM
  * merged with the grants the service keeps.
@@ -58,10 +68,9 @@ export function authenticate(config: AuthConfig, grants: RoleGrants): RequestHan
   if (config.mock) return mockAuth(config.mockRole);
   const verify = auth(verifierOptions(config));
   return (req, res, next) => {
-    if ((req.query as Record<string, unknown>).access_token !== undefined) {
-      next(
-        unauthorized('Send the access token in the Authorization header, not in the query string.', 'invalid_request'),
-      );
+    const refused = queryTokenRefusal(req.query as Record<string, unknown>);
+    if (refused) {
+      next(refused);
       return;
     }
     void verify(req, res, (err?: unknown) => {

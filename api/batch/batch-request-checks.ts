@@ -2,34 +2,36 @@ import { jsonByteLengthExceeds } from '../../domain/json/json-size';
 import { parse as parseQuery } from 'node:querystring';
 import type { BatchStep } from '../../domain/batch/batch-command';
 import type { BatchRequest } from '../../domain/batch/batch-request';
-import { POLICY, policyAllows } from '../../domain/auth/roles';
+import { POLICY } from '../../domain/auth/roles';
 import type { CommandName } from '../../domain/commands/command';
 import type { EntityDefinition } from '../../domain/entities';
-import { keyOf } from '../../domain/entities/entity-key';
 import {
   DomainError,
   badRequest,
   failedDependency,
-  forbidden,
   methodNotAllowed,
   notFound,
-  unauthorized,
-  unsupportedMediaType,
 } from '../../domain/errors/domain-error';
 import { prefersRepresentation } from '../http/answer';
-import { parseWriteBody } from '../../domain/validation/write-body';
 import type { GeometryLimits } from '../../domain/writes/geometry-limits';
-import { parsePatch, type PatchLimits } from '../../domain/writes/json-patch';
+import type { PatchLimits } from '../../domain/writes/json-patch';
 import type { Caller } from '../auth/caller';
+import { policyRefusal } from '../auth/require-role';
+import { queryTokenRefusal } from '../auth/authenticate';
 import { MAX_REQUEST_BODY_BYTES, requestBodyTooLarge } from '../http/request-body-limit';
-import { labelOf, type BatchStepKind, type Route } from '../routes/route';
-import { TABLE } from '../routes/route-match';
+import { labelOf, type BatchStepKind, type Route, type RoutePolicy } from '../routes/route';
+import { TABLE, type RouteMatcher } from '../routes/route-match';
+import { readRequestOf } from '../entities/entity-read.routes';
+import { WRONG_MEDIA_TYPE, writeCommandOf, type WriteInput } from '../entities/write-command';
 
 /**
- * The API's check of each request of a `$batch` (DESIGN §12), the same a lone request gets: the
- * caller's policy, the route, the method, the media type, the body (shape, limits). A request that
- * fails answers its own problem without running (and fails its group); the rest become steps for
- * the command worker, `$<id>` references still in them.
+ * Each request of a `$batch` (DESIGN §12) through the steps the same request alone passes: the
+ * query-token refusal (api/auth/authenticate.ts), the policy (api/auth/require-role.ts), the route
+ * table (api/routes/), then the read builder (readRequestOf) or the write builder
+ * (api/entities/write-command.ts). The batch's own part is its transport: the request read out of
+ * its batch entry (URL, headers, body), `$<id>` URLs, the per-request body limit and the refusal of
+ * an Idempotency-Key inside a batch. A request that fails answers its own problem without running
+ * (and fails its group); the rest become steps for the command worker, `$<id>` references in them.
  */
 
 export interface StepContext {
@@ -40,6 +42,8 @@ export interface StepContext {
   earlier: ReadonlyMap<string, BatchRequest>;
   /** Real authentication: `access_token` in a URL is refused, as on a lone request (api/auth/authenticate.ts). */
   queryTokensRefused: boolean;
+  /** The table requests are resolved in: the service's (TABLE) unless given. */
+  routes?: RouteMatcher;
 }
 
 /** The query parameter a lone request may not carry a token in (RFC 6750 §2.3), by its decoded name. */
@@ -74,25 +78,27 @@ function queryOf(url: string): Record<string, unknown> {
 }
 
 /**
- * A token in the URL is what a lone request is refused for (api/auth/authenticate.ts), before its
- * role or route is looked at. With mock authentication, which reads no token, it is dropped
- * instead: either way it never reaches the queued job.
+ * A token in the URL is what a lone request is refused for, before its role or route is looked at.
+ * With mock authentication, which reads no token, it is dropped instead: either way it never
+ * reaches the queued job.
  */
 function refuseQueryToken(request: BatchRequest, ctx: StepContext): void {
-  if (ctx.queryTokensRefused && Object.hasOwn(queryOf(request.url), QUERY_TOKEN)) {
-    throw unauthorized(
-      'Send the access token in the Authorization header, not in the query string.',
-      'invalid_request',
-    );
-  }
+  const refused = ctx.queryTokensRefused ? queryTokenRefusal(queryOf(request.url)) : undefined;
+  if (refused) throw refused;
 }
 
 const inBatch = (route: Route) => Object.values(route.operations).some((operation) => operation.batch);
 
+/** The route's own policy, as dispatch guards it (api/routes/dispatch.ts): before its method is refused or served. */
+function refuseByPolicy(policy: RoutePolicy, caller: Caller): void {
+  const refused = policy === 'any' || policy === 'none' ? undefined : policyRefusal(policy, caller);
+  if (refused) throw refused;
+}
+
 /** The entity set a creating request's path names (`$s1` URLs name what s1 created). */
-function createdEntityOf(creator: BatchRequest): EntityDefinition | undefined {
+function createdEntityOf(creator: BatchRequest, table: RouteMatcher): EntityDefinition | undefined {
   const path = `/${creator.url.replace(/^\//, '').split('?')[0]!}`;
-  return TABLE.matchPath(path).matches.find(({ route }) => route.entity && labelOf(route) === `/${route.entity.route}`)
+  return table.matchPath(path).matches.find(({ route }) => route.entity && labelOf(route) === `/${route.entity.route}`)
     ?.route.entity;
 }
 
@@ -102,6 +108,7 @@ function createdEntityOf(creator: BatchRequest): EntityDefinition | undefined {
  * not reachable from a batch, whatever the role.
  */
 function targetOf(request: BatchRequest, ctx: StepContext): Target {
+  const table = ctx.routes ?? TABLE;
   const url = request.url.replace(/^\//, '');
   const mark = url.indexOf('?');
   // A trailing slash is the same route, as for a lone request.
@@ -115,14 +122,14 @@ function targetOf(request: BatchRequest, ctx: StepContext): Target {
   let route: string;
   if (request.urlReference !== undefined) {
     const creator = ctx.earlier.get(request.urlReference)!;
-    const entity = createdEntityOf(creator);
+    const entity = createdEntityOf(creator, table);
     if (!entity) throw failedDependency(`Request '${creator.id}' creates no entity, so '${request.id}' was not run.`);
     keyReference = request.urlReference;
     route = entity.route;
     resolvedPath = `/${entity.route}/key`; // the keyed route of the set; the key itself comes from the creator
   } else {
     const segments = path.split('/').map(decodeSegment);
-    const { matches } = TABLE.matchPath(resolvedPath);
+    const { matches } = table.matchPath(resolvedPath);
     if (matches.length && !matches.some(({ route }) => inBatch(route))) {
       throw notFound(
         `No resource at ${request.method} /${path}: a batch reaches the entity routes and /Activities only.`,
@@ -133,7 +140,9 @@ function targetOf(request: BatchRequest, ctx: StepContext): Target {
   if (!METHODS.includes(request.method)) {
     throw methodNotAllowed(`${request.method} is not a method of /${route}.`, METHODS);
   }
-  const resolution = TABLE.resolve(request.method, resolvedPath);
+  const resolution = table.resolve(request.method, resolvedPath);
+  if (resolution.kind === 'operation' || resolution.kind === 'refused')
+    refuseByPolicy(resolution.route.policy, ctx.caller);
   if (resolution.kind === 'refused') {
     throw methodNotAllowed(resolution.route.refuse!.detail, Object.keys(resolution.route.operations));
   }
@@ -152,48 +161,29 @@ function targetOf(request: BatchRequest, ctx: StepContext): Target {
   };
 }
 
+/** The media type a request's headers name (JSON when they name none). */
 function mediaTypeOf(request: BatchRequest): string {
   return (request.headers['content-type'] ?? 'application/json').split(';')[0]!.trim().toLowerCase();
 }
 
-function requireMediaType(request: BatchRequest, expected: string, verbs: string): void {
-  if (mediaTypeOf(request) !== expected) throw unsupportedMediaType(`${verbs} take ${expected}.`);
-}
-
-/** What the same request alone is told when its body has another media type (api/entities/entity-write.routes.ts). */
-const VERBS: Partial<Record<BatchStepKind, string>> = {
-  create: 'POST and PUT',
-  replace: 'POST and PUT',
-  patch: 'PATCH requests',
-};
-
+/** The step of a write: the command the same request alone becomes (api/entities/write-command.ts). */
 function writeStep(request: BatchRequest, target: Target, ctx: StepContext): BatchStep['write'] {
-  const entity = target.entity;
   if (request.body !== undefined && jsonByteLengthExceeds(request.body, MAX_REQUEST_BODY_BYTES)) {
     throw requestBodyTooLarge();
   }
-  const key = target.key === undefined ? undefined : keyOf(entity, target.key);
-  const name = target.kind as CommandName;
-  const ifMatch = name === 'create' ? undefined : request.headers['if-match'];
-  const base = {
-    name,
-    entity: entity.name,
-    ...(key === undefined ? {} : { key }),
-    ...(target.keyReference === undefined ? {} : { keyReference: target.keyReference }),
+  const ifMatch = request.headers['if-match'];
+  const input: WriteInput = {
+    ...(target.key === undefined ? {} : { key: target.key }),
     ...(ifMatch === undefined ? {} : { ifMatch }),
+    body: (mediaType) => (mediaTypeOf(request) === mediaType ? request.body : WRONG_MEDIA_TYPE),
+  };
+  const { fields } = writeCommandOf(target.entity, target.kind as CommandName, target.accepts, input, ctx);
+  return {
+    ...fields,
+    ...(target.keyReference === undefined ? {} : { keyReference: target.keyReference }),
     representation: prefersRepresentation(request.headers.prefer),
     ...(request.bodyReferences ? { references: true as const } : {}),
   };
-  if (target.accepts) requireMediaType(request, target.accepts[0]!, VERBS[target.kind]!);
-  switch (name) {
-    case 'create':
-    case 'replace':
-      return { ...base, body: parseWriteBody(entity, request.body, ctx.geometryLimits, key) };
-    case 'patch':
-      return { ...base, patch: parsePatch(entity, request.body, ctx.patchLimits, ctx.geometryLimits) };
-    default:
-      return base;
-  }
 }
 
 export function stepOf(request: BatchRequest, ctx: StepContext): BatchStep {
@@ -205,22 +195,18 @@ export function stepOf(request: BatchRequest, ctx: StepContext): BatchStep {
   };
   try {
     refuseQueryToken(request, ctx);
-    if (!policyAllows(POLICY.default, ctx.caller.roles))
-      throw forbidden(`This action needs the role ${POLICY.default.join(' or ')}.`);
+    // The entity routes' policy, asked first as for a lone request outside the admin areas.
+    const refused = policyRefusal(POLICY.default, ctx.caller);
+    if (refused) throw refused;
     if (request.headers['idempotency-key'] !== undefined) {
       throw badRequest('Idempotency-Key applies to a whole batch: send it with POST /$batch, not inside a request.');
     }
     const target = targetOf(request, ctx);
     if (target.kind === 'read') {
+      const read = readRequestOf(target.entity, target.key, target.query, request.headers['if-none-match']);
       return {
         ...step,
-        read: {
-          route: target.entity.route,
-          ...(target.key === undefined ? {} : { key: target.key }),
-          ...(target.keyReference === undefined ? {} : { keyReference: target.keyReference }),
-          query: target.query,
-          ...(request.headers['if-none-match'] === undefined ? {} : { ifNoneMatch: request.headers['if-none-match'] }),
-        },
+        read: { ...read, ...(target.keyReference === undefined ? {} : { keyReference: target.keyReference }) },
       };
     }
     return { ...step, write: writeStep(request, target, ctx) };

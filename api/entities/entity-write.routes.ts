@@ -3,12 +3,10 @@ import type { Knex } from 'knex';
 import { readEntity } from '../../db/query/entity-reader';
 import type { Command, CommandName, CommandResult } from '../../domain/commands/command';
 import type { EntityDefinition } from '../../domain/entities';
-import { keyOf } from '../../domain/entities/entity-key';
-import { DomainError, unsupportedMediaType } from '../../domain/errors/domain-error';
-import { parseWriteBody } from '../../domain/validation/write-body';
+import { DomainError } from '../../domain/errors/domain-error';
 import type { GeometryLimits } from '../../domain/writes/geometry-limits';
 import { idempotentCommandId, newCommandId, requestHash } from '../../domain/writes/command-ids';
-import { parsePatch, type PatchLimits } from '../../domain/writes/json-patch';
+import type { PatchLimits } from '../../domain/writes/json-patch';
 import { callerOf } from '../auth/caller';
 import type { CommandBus } from '../commands/command-bus';
 import { sendCommand } from '../commands/send-command';
@@ -17,12 +15,15 @@ import { writtenResult } from '../../domain/results/request-result';
 import { prefersRepresentation, writtenAnswer } from '../http/answer';
 import { sendAnswer } from '../http/send-answer';
 import { routeOf } from '../routes/dispatch';
+import type { Method } from '../routes/route';
+import { WRONG_MEDIA_TYPE, writeCommandOf, type WriteInput } from './write-command';
 import type { ReplicaSet } from '../../db/replicas/replica-set';
 
 /**
  * POST, PATCH, PUT and DELETE on every entity route (spec §4, §4.2, §4.3, §7; DESIGN §6). The API
- * validates and turns the request into a command; a command worker applies it. The API never
- * writes to Postgres itself; it only re-reads the entity when a representation is asked for.
+ * validates and turns the request into a command (write-command.ts, as for the same request in a
+ * `$batch`); a command worker applies it. The API never writes to Postgres itself; it only re-reads
+ * the entity when a representation is asked for.
  */
 
 export interface WriteRouteDeps {
@@ -42,38 +43,21 @@ function wantsRepresentation(req: Request): boolean {
 }
 
 /**
- * The request body, if it has the media type the verb takes. `undefined` when there is no body at
- * all (then the body checks say what is missing); 415 for any other media type.
+ * A request as the write builder reads it (write-command.ts). Its body counts when it has the media
+ * type the route takes; `undefined` when there is no body at all (then the body checks say what is
+ * missing).
  */
-function bodyOfType(req: Request, mediaType: string, verbs: string): unknown {
-  const matched = req.is(mediaType);
-  if (matched === null) return undefined;
-  if (matched === false) throw unsupportedMediaType(`${verbs} take ${mediaType}.`);
-  return req.body as unknown;
-}
-
-/** The entity of the route the request was dispatched to (read models have no write routes). */
-function writableEntity(req: Request): EntityDefinition {
-  return routeOf(req).entity!;
-}
-
-/** A command from the request; the caller is looked up once, by the route, and passed in. */
-function commandOf(
-  req: Request,
-  subject: string,
-  entity: EntityDefinition,
-  name: CommandName,
-  fields: Partial<Command>,
-): Command {
-  const ifMatch = name === 'create' ? undefined : req.get('if-match');
+function writeInputOf(req: Request): WriteInput {
+  const key = req.params.key as string | undefined;
+  const ifMatch = req.get('if-match');
   return {
-    commandId: newCommandId(),
-    name,
-    entity: entity.name,
-    subject,
-    issuedAt: new Date().toISOString(),
+    ...(key === undefined ? {} : { key }),
     ...(ifMatch === undefined ? {} : { ifMatch }),
-    ...fields,
+    body: (mediaType) => {
+      const matched = req.is(mediaType);
+      if (matched === null) return undefined;
+      return matched === false ? WRONG_MEDIA_TYPE : (req.body as unknown);
+    },
   };
 }
 
@@ -111,48 +95,30 @@ export function entityWriteHandlers(
     sendAnswer(res, writtenAnswer(writtenResult(command.name, result, row), walPosition));
   }
 
-  const createEntity: RequestHandler = async (req, res) => {
-    const entity = writableEntity(req);
-    const raw = bodyOfType(req, 'application/json', 'POST and PUT');
-    const body = parseWriteBody(entity, raw, deps.geometryLimits);
-    const key = idempotencyKeyOf(req);
-    const subject = callerOf(req).subject;
-    const command = commandOf(
-      req,
-      subject,
-      entity,
-      'create',
-      key === undefined
-        ? { body }
-        : { body, commandId: idempotentCommandId(subject, key), requestHash: requestHash('POST', entity.route, raw) },
-    );
-    await execute(req, res, command, (result) => answerSuccess(req, res, command, entity, result));
-  };
+  /** A write of the route the request was dispatched to (read models have no write routes). */
+  const write =
+    (name: CommandName): RequestHandler =>
+    async (req, res) => {
+      const route = routeOf(req);
+      const entity = route.entity!;
+      const accepts = route.operations[req.method as Method]?.accepts;
+      const { fields, raw } = writeCommandOf(entity, name, accepts, writeInputOf(req), deps);
+      const subject = callerOf(req).subject;
+      const key = name === 'create' ? idempotencyKeyOf(req) : undefined;
+      const command: Command = {
+        commandId: key === undefined ? newCommandId() : idempotentCommandId(subject, key),
+        subject,
+        issuedAt: new Date().toISOString(),
+        ...fields,
+        ...(key === undefined ? {} : { requestHash: requestHash('POST', entity.route, raw) }),
+      };
+      await execute(req, res, command, (result) => answerSuccess(req, res, command, entity, result));
+    };
 
-  const replaceEntity: RequestHandler = async (req, res) => {
-    const entity = writableEntity(req);
-    const id = keyOf(entity, req.params.key as string);
-    const raw = bodyOfType(req, 'application/json', 'POST and PUT');
-    const body = parseWriteBody(entity, raw, deps.geometryLimits, id);
-    const command = commandOf(req, callerOf(req).subject, entity, 'replace', { key: id, body });
-    await execute(req, res, command, (result) => answerSuccess(req, res, command, entity, result));
+  return {
+    createEntity: write('create'),
+    replaceEntity: write('replace'),
+    patchEntity: write('patch'),
+    deleteEntity: write('delete'),
   };
-
-  const patchEntity: RequestHandler = async (req, res) => {
-    const entity = writableEntity(req);
-    const id = keyOf(entity, req.params.key as string);
-    const raw = bodyOfType(req, 'application/json-patch+json', 'PATCH requests');
-    const patch = parsePatch(entity, raw, deps.patchLimits, deps.geometryLimits);
-    const command = commandOf(req, callerOf(req).subject, entity, 'patch', { key: id, patch });
-    await execute(req, res, command, (result) => answerSuccess(req, res, command, entity, result));
-  };
-
-  const deleteEntity: RequestHandler = async (req, res) => {
-    const entity = writableEntity(req);
-    const id = keyOf(entity, req.params.key as string);
-    const command = commandOf(req, callerOf(req).subject, entity, 'delete', { key: id });
-    await execute(req, res, command, (result) => answerSuccess(req, res, command, entity, result));
-  };
-
-  return { createEntity, replaceEntity, patchEntity, deleteEntity };
 }

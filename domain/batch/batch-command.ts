@@ -1,4 +1,4 @@
-import type { CommandName, PatchOperation } from '../commands/command';
+import type { CommandFields } from '../commands/command';
 import type { Failure } from '../errors/domain-error';
 import type { RequestResult } from '../results/request-result';
 import type { WriteOrigin } from '../commands/write-origin';
@@ -23,16 +23,13 @@ export interface BatchRead {
   ifNoneMatch?: string;
 }
 
-/** A write, checked by the API as the same request alone is; `$<id>` references still in it. */
-export interface BatchWrite {
-  name: CommandName;
-  entity: string;
-  key?: number;
+/**
+ * A write: the command the same request alone becomes (api/entities/write-command.ts), `$<id>`
+ * references still in it.
+ */
+export interface BatchWrite extends CommandFields {
+  /** The request whose created entity is the key (`url: "$s1"`), resolved to its key by the worker. */
   keyReference?: string;
-  /** POST/PUT body in canonical form (domain/validation/write-body.ts). */
-  body?: Record<string, unknown>;
-  patch?: PatchOperation[];
-  ifMatch?: string;
   /** `Prefer: return=representation`. */
   representation: boolean;
   /** The body or operations hold `$<id>` references to resolve (most bodies hold none). */

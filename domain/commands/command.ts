@@ -38,6 +38,9 @@ export interface Command {
   origin?: WriteOrigin;
 }
 
+/** What a write request comes to before its sender gives it an id, a subject and a time (api/entities/write-command.ts). */
+export type CommandFields = Pick<Command, 'name' | 'entity' | 'key' | 'body' | 'patch' | 'ifMatch'>;
+
 export type CommandResult =
   | { ok: true; entity: string; dbId: number; encodedId: string; version: number; deleted?: boolean }
   | { ok: false; failure: Failure };

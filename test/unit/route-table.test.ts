@@ -111,6 +111,33 @@ test('$batch reaches exactly the routes with a batch step, resolved in the same 
   t.is(TABLE.resolve('GET', '/Added/7').kind, 'none');
 });
 
+test("$batch: a request meets its route's own policy, as it would alone", (t) => {
+  // The entity routes' policy is the default, which a batch asks first; a route of the table with
+  // another policy is guarded in a batch as dispatch guards it.
+  const guarded = routeMatcher(
+    ROUTES.map((route) => (labelOf(route) === '/Schemes' ? { ...route, policy: POLICY.adminOnly } : route)),
+  );
+  const context = (roles: string[]) => ({
+    caller: { subject: 'u', roles },
+    patchLimits: DEFAULT_PATCH_LIMITS,
+    geometryLimits: { maxLength: 1_000_000, maxVertices: 100_000, maxDepth: 3 },
+    earlier: new Map(),
+    queryTokensRefused: false,
+    routes: guarded,
+  });
+  const request = { index: 0, id: 'r', method: 'GET', url: 'Schemes', dependsOn: [], headers: {}, body: undefined };
+  t.like(stepOf(request, context(['User'])).failure, {
+    kind: 'Forbidden',
+    errors: ['This action needs the role Admin.'],
+  });
+  t.is(stepOf(request, context(['Admin'])).read?.route, 'Schemes');
+  t.is(stepOf({ ...request, url: 'Countries' }, context(['User'])).read?.route, 'Countries');
+  // Every route a batch reaches today has the default policy, so nothing changes for them.
+  for (const route of ROUTES) {
+    if (Object.values(route.operations).some((operation) => operation.batch)) t.is(route.policy, POLICY.default);
+  }
+});
+
 test('Express serves a route added to the table through the table, under its policy', async (t) => {
   const routes = dispatcher([...ROUTES, ADDED], {
     ['added' as HandlerName]: (req: express.Request, res: express.Response) => void res.json({ id: req.params.id }),

@@ -11,12 +11,11 @@ import {
 } from '../../domain/batch/batch-command';
 import { findCommand, recordResult } from '../../db/commands/command-log';
 import type { CommandResult } from '../../domain/commands/command';
-import { entityByName } from '../../domain/entities';
 import { DomainError, failedDependency, type Failure } from '../../domain/errors/domain-error';
-import { failedResult, writtenResult, type RequestResult } from '../../domain/results/request-result';
+import { failedResult, type RequestResult } from '../../domain/results/request-result';
 import { onPool, readOperation, type ReadSettings } from '../../db/query/read-operation';
 import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-step-resolver';
-import { ResponseBudget, representation } from './response-budget';
+import { ResponseBudget, writtenOf } from './response-budget';
 import { ReadClock, withinBudgets } from './read-clock';
 import { walPositionNow } from '../../db/replicas/wal-position';
 import type { BatchJournal } from './batch-journal';
@@ -98,15 +97,8 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     }
   }
 
-  async function writtenResultOf(
-    step: BatchStep,
-    result: Extract<CommandResult, { ok: true }>,
-    budget: ResponseBudget,
-  ): Promise<RequestResult> {
-    const wanted = step.write!.representation && step.write!.name !== 'delete';
-    const row = wanted ? await representation(deps.knex, entityByName(result.entity), result.dbId, budget) : null;
-    return writtenResult(step.write!.name, result, row);
-  }
+  const writtenResultOf = (step: BatchStep, result: Extract<CommandResult, { ok: true }>, budget: ResponseBudget) =>
+    writtenOf(deps.knex, step.write!, result, budget);
 
   /** A GET outside groups, under STATEMENT_TIMEOUT_MS and what the batch's read time has left. */
   const read = (step: BatchStep, created: CreatedByStep, budget: ResponseBudget, clock: ReadClock) =>

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Command, CommandName, CommandResult } from '../../domain/commands/command';
 import { entityByName, type EntityDefinition } from '../../domain/entities';
+import { DomainError } from '../../domain/errors/domain-error';
 import { eventName, type DomainEvent } from '../../domain/events/domain-event';
 import { encodeId } from '../../domain/ids/id-codec';
 import { DEFAULT_PATCH_LIMITS, type PatchLimits } from '../../domain/writes/json-patch';
@@ -82,18 +83,39 @@ export function eventOf(command: Command, entity: EntityDefinition, applied: App
   };
 }
 
+export interface CommandLimits {
+  patchLimits: PatchLimits;
+  geometryLimits: GeometryLimits;
+}
+
+/**
+ * The handler call of one command: its handler on the unit's transaction, its result and its event;
+ * a database error its checks could not foresee is the client's failure. A lone command's unit of
+ * work is this one call; a `$batch` atomicity group's is one per request (group-runner.ts).
+ */
+export function commandCall(command: Command, limits: CommandLimits): HandlerCall<Success> {
+  if (!Object.hasOwn(HANDLERS, command.name)) throw new Error(`unknown command name '${command.name}'`);
+  const entity = entityByName(command.entity);
+  return async (trx) => {
+    try {
+      const applied = await HANDLERS[command.name]({ trx, command, entity, ...limits });
+      return { value: successOf(entity, applied), events: [eventOf(command, entity, applied)] };
+    } catch (err) {
+      throw err instanceof DomainError ? err : (translateDbError(err, entity) ?? err);
+    }
+  };
+}
+
 export function createCommandRunner(deps: CommandRunnerDeps): CommandRunner {
   const runUnit = createUnitOfWork(deps);
-  const patchLimits = deps.patchLimits ?? DEFAULT_PATCH_LIMITS;
-  const geometryLimits = deps.geometryLimits ?? DEFAULT_GEOMETRY_LIMITS;
+  const limits = {
+    patchLimits: deps.patchLimits ?? DEFAULT_PATCH_LIMITS,
+    geometryLimits: deps.geometryLimits ?? DEFAULT_GEOMETRY_LIMITS,
+  };
 
   return async function run(command: Command, options: RunOptions = {}): Promise<CommandResult> {
-    if (!Object.hasOwn(HANDLERS, command.name)) throw new Error(`unknown command name '${command.name}'`);
+    const handle = commandCall(command, limits);
     const entity = entityByName(command.entity);
-    const handle: HandlerCall<Success> = async (trx) => {
-      const applied = await HANDLERS[command.name]({ trx, command, entity, patchLimits, geometryLimits });
-      return { value: successOf(entity, applied), events: [eventOf(command, entity, applied)] };
-    };
     const outcome = await runUnit<Success, CommandResult>(
       {
         record: command,

@@ -5,20 +5,19 @@ import { entityByName, type EntityDefinition } from '../../domain/entities';
 import { encodeId } from '../../domain/ids/id-codec';
 import type { WriteBody } from '../../domain/validation/write-body';
 import { bulkCreatable, createAll, takeKeys } from '../../db/commands/bulk-create';
-import { DomainError, type Failure } from '../../domain/errors/domain-error';
+import type { Failure } from '../../domain/errors/domain-error';
 import type { DomainEvent } from '../../domain/events/domain-event';
-import { writtenResult, type RequestResult } from '../../domain/results/request-result';
+import type { RequestResult } from '../../domain/results/request-result';
 import { DEFAULT_PATCH_LIMITS, type PatchLimits } from '../../domain/writes/json-patch';
 import { DEFAULT_GEOMETRY_LIMITS, type GeometryLimits } from '../../domain/writes/geometry-limits';
 import type { LoggedCommand } from '../../db/commands/command-log';
-import { translateDbError } from '../../db/commands/db-errors';
 import { readOperation, type ReadSettings } from '../../db/query/read-operation';
 import { withTransactionReadTimeout } from '../../db/query/read-timeout';
 import type { Logger } from '../../infra/logger';
 import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-step-resolver';
-import { representation, type ResponseBudget } from './response-budget';
+import { writtenOf, type ResponseBudget } from './response-budget';
 import { ReadClock, withinBudgets } from './read-clock';
-import { HANDLERS, eventOf, successOf, type RunOptions } from './command-runner';
+import { commandCall, eventOf, successOf, type RunOptions } from './command-runner';
 import { createUnitOfWork, type Called, type HandlerCall, type TestPause } from './unit-of-work';
 import type { WriteOrigin } from '../../domain/commands/write-origin';
 
@@ -113,8 +112,10 @@ export function createdByGroup(steps: readonly BatchStep[], results: readonly Gr
 
 export function createGroupRunner(deps: GroupRunnerDeps) {
   const runUnit = createUnitOfWork(deps);
-  const patchLimits = deps.patchLimits ?? DEFAULT_PATCH_LIMITS;
-  const geometryLimits = deps.geometryLimits ?? DEFAULT_GEOMETRY_LIMITS;
+  const limits = {
+    patchLimits: deps.patchLimits ?? DEFAULT_PATCH_LIMITS,
+    geometryLimits: deps.geometryLimits ?? DEFAULT_GEOMETRY_LIMITS,
+  };
 
   async function applyStep(
     trx: Knex.Transaction,
@@ -134,30 +135,15 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
       attempt.budget.spend(read);
       return { value: { logged: { ok: true, read: true }, result: read }, events: [] };
     }
+    // The request's command, through the handler call a lone command runs (command-runner.ts).
     const command = commandOfStep(group.batch, step, group.commandId, attempt.created);
-    const entity = entityByName(command.entity);
-    let result: Success;
-    let event: DomainEvent;
-    try {
-      const done = await HANDLERS[command.name]({ trx, command, entity, patchLimits, geometryLimits });
-      result = successOf(entity, done);
-      event = eventOf(command, entity, done);
-    } catch (err) {
-      if (err instanceof DomainError) throw err;
-      const failure = translateDbError(err, entity);
-      if (failure) throw failure;
-      throw err;
-    }
+    const { value: result, events } = await commandCall(command, limits)(trx);
     if (command.name === 'create') {
-      attempt.created.set(step.id, { entity: entity.name, dbId: result.dbId, encodedId: result.encodedId });
+      attempt.created.set(step.id, { entity: result.entity, dbId: result.dbId, encodedId: result.encodedId });
     }
-    const row =
-      step.write!.representation && command.name !== 'delete'
-        ? await representation(trx, entity, result.dbId, attempt.budget)
-        : null;
-    const written = writtenResult(command.name, result, row);
+    const written = await writtenOf(trx, step.write!, result, attempt.budget);
     attempt.budget.spend(written);
-    return { value: { logged: result, result: written }, events: [event] };
+    return { value: { logged: result, result: written }, events };
   }
 
   /**
@@ -198,8 +184,7 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
       const entity = entities[i]!;
       const done = { dbId: written[i]!.id, verb: 'Created' as const, ...written[i]! };
       const result = successOf(entity, done);
-      const row = step.write!.representation ? await representation(trx, entity, result.dbId, budget) : null;
-      const outcome = writtenResult('create', result, row);
+      const outcome = await writtenOf(trx, step.write!, result, budget);
       budget.spend(outcome);
       called.push({ value: { logged: result, result: outcome }, events: [eventOf(commands[i]!, entity, done)] });
     }

@@ -1,8 +1,10 @@
-import type { EntityDefinition } from '../../domain/entities';
+import type { BatchWrite } from '../../domain/batch/batch-command';
+import type { CommandResult } from '../../domain/commands/command';
+import { entityByName, type EntityDefinition } from '../../domain/entities';
 import { DomainError } from '../../domain/errors/domain-error';
 import { readEntity, type KeyedRow, type ReadBudget } from '../../db/query/entity-reader';
 import type { ReadDb } from '../../db/query/read-timeout';
-import { bodyBytesOf, type RequestResult } from '../../domain/results/request-result';
+import { bodyBytesOf, writtenResult, type RequestResult } from '../../domain/results/request-result';
 
 /**
  * MAX_RESPONSE_BYTES for a whole `$batch` response (DESIGN §12, §13): each read of the batch (a GET,
@@ -61,4 +63,16 @@ export async function representation(
     if (err instanceof DomainError) return null;
     throw err;
   }
+}
+
+/** A write's result, with the entity when its request asked for one (never after a DELETE). */
+export async function writtenOf(
+  db: ReadDb,
+  write: Pick<BatchWrite, 'name' | 'representation'>,
+  result: Extract<CommandResult, { ok: true }>,
+  budget: ResponseBudget,
+): Promise<RequestResult> {
+  const wanted = write.representation && write.name !== 'delete';
+  const row = wanted ? await representation(db, entityByName(result.entity), result.dbId, budget) : null;
+  return writtenResult(write.name, result, row);
 }
