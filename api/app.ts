@@ -39,6 +39,7 @@ import { BULL_BOARD_PATH, ROUTES } from './routes/route-table';
 import { dispatcher } from './routes/dispatch';
 import { odataProtocol } from './http/odata-root';
 import { metadataHandlers } from './odata/metadata.routes';
+import { odataReadHandlers } from './odata/odata-read.routes';
 
 export interface AppDeps {
   config: AppConfig;
@@ -160,6 +161,12 @@ export function createApp(deps: AppDeps): Express {
     }),
     ...metadataHandlers({ maxTop: deps.config.maxTop, maxExpandDepth: readSettings.limits.maxExpandDepth }),
     ...entityReadHandlers({
+      knex: deps.knex,
+      replicas: deps.replicas,
+      maxTop: deps.config.maxTop,
+      limits: deps.config.limits,
+    }),
+    ...odataReadHandlers({
       knex: deps.knex,
       replicas: deps.replicas,
       maxTop: deps.config.maxTop,
