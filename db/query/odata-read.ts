@@ -3,7 +3,7 @@ import { keyOf, readableEntityOf } from '../../domain/entities/entity-key';
 import { notFound } from '../../domain/errors/domain-error';
 import { encodeId } from '../../domain/ids/id-codec';
 import { nextPageAddress } from '../../domain/queries/next-page-link';
-import { collectionsOf, entitySource, relationsOf } from '../../domain/queries/path-resolver';
+import { entitySource, memberOf } from '../../domain/queries/path-resolver';
 import { parseReadOptions, type ReadOptions } from '../../domain/queries/read-options';
 import type { ReadResult } from '../../domain/results/request-result';
 import { entityTagOf, ifNoneMatchMatches } from '../../domain/writes/entity-version';
@@ -62,36 +62,33 @@ export async function odataReadOperation(
     maxNodes: settings.limits.maxSyntaxNodes,
   });
   if (request.key === undefined) return listRead(run, { entity, path: request.set }, request, settings, odata());
-  if (request.key === '$count') {
+  // `/$count` of the set; `Schemes/$count/Address` names no key (keyOf answers 404).
+  if (request.key === '$count' && request.navigation === undefined) {
     const n = await run((db) => fetchCount(db, countStatement(planCount(entity, options()))));
     return { kind: 'count', n };
   }
   const id = keyOf(entity, request.key);
   if (request.navigation === undefined) return keyedRead(run, entity, id, request, settings, odata());
   const navigation = request.navigation;
-  const relation = Object.hasOwn(relationsOf(entitySource(entity)), navigation)
-    ? relationsOf(entitySource(entity))[navigation]
-    : undefined;
-  const collection = Object.hasOwn(collectionsOf(entitySource(entity)), navigation)
-    ? collectionsOf(entitySource(entity))[navigation]
-    : undefined;
-  if (relation) {
-    const target = await run((db) => foreignKeyOf(db, entity, relation.column, id));
+  const member = memberOf(entitySource(entity), navigation);
+  if (member?.kind === 'relation') {
+    const target = await run((db) => columnOf(db, entity, member.relation.column, id));
     if (target === undefined) throw notFound(`${entity.name} '${request.key}' does not exist.`);
     if (target === null) return { kind: 'empty' };
-    return keyedRead(run, entityByName(relation.target), target, request, settings, odata());
+    return keyedRead(run, entityByName(member.relation.target), target, request, settings, odata());
   }
   // Complex collections (Notes, Tags, …) are properties of the entity, not navigation properties.
-  if (!collection || collection.alwaysPopulated) {
+  if (member?.kind !== 'collection' || member.collection.alwaysPopulated) {
     throw notFound(`'${navigation}' is not a navigation property of ${entity.name}.`);
   }
+  const collection = member.collection;
   const listing = {
     entity: entityByName(collection.target),
     path: `${request.set}${keyPredicate(encodeId(entity.name, id))}/${navigation}`,
     within: { column: collection.foreignKey, id },
   };
   const [exists, page] = await Promise.all([
-    run((db) => foreignKeyOf(db, entity, 'id', id)),
+    run((db) => columnOf(db, entity, 'id', id)),
     listRead(run, listing, request, settings, odata()),
   ]);
   if (exists === undefined) throw notFound(`${entity.name} '${request.key}' does not exist.`);
@@ -104,7 +101,7 @@ function selectOf(query: Record<string, unknown>): ODataPlanning['select'] {
 }
 
 /** A parent row's column (its foreign key, or its own id): undefined when the row does not exist. */
-async function foreignKeyOf(
+async function columnOf(
   db: ReadDb,
   entity: EntityDefinition,
   column: string,

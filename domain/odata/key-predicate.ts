@@ -17,11 +17,12 @@ export function keyOfPredicate(inside: string): string | null {
 
 /**
  * A decoded segment `Name(<key>)` as the two segments `Name`, `<key>`; any other segment as it is
- * (a malformed predicate then matches no route: a 404).
+ * (a malformed predicate then matches no route: a 404). A key such as `'$count'` stays whole too:
+ * as a segment it would name `/$count`, and no key begins with `$`.
  */
 export function splitKeyPredicate(segment: string): string[] {
   const match = SEGMENT.exec(segment);
   if (!match) return [segment];
   const key = keyOfPredicate(match[2]!);
-  return key === null || key === '' ? [segment] : [match[1]!, key];
+  return key === null || key === '' || key.startsWith('$') ? [segment] : [match[1]!, key];
 }

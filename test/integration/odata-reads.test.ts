@@ -80,6 +80,9 @@ test('keys in every OData form, with the root ETag; $count; unknown keys are ODa
   t.like((missing.body as { error: Doc }).error, { code: 'NotFound' });
   const malformed = await stack.get(`/odata/Schemes('a'b')`);
   t.is(malformed.status, 404);
+  // A key that reads as a path segment is still a key (the property suite found `'$count'` counted).
+  t.is((await stack.get(`/odata/Schemes('$count')`)).status, 404);
+  t.is((await stack.get(`/odata/Schemes/$count/Address`)).status, 404);
   // Companies take only encoded keys, as at the root.
   t.is((await stack.get(`/odata/Companies(${fx.companies[0]})`)).status, 404);
 });

@@ -60,7 +60,7 @@ export function targetOf(path: string): Target | undefined {
   const type = typeOfSet(set!);
   if (!type) return undefined;
   if (key === undefined) return { kind: 'collection', type };
-  if (key === '$count') return { kind: 'count' };
+  if (key === '$count') return nav === undefined ? { kind: 'count' } : undefined;
   if (nav === undefined) return { kind: 'entity', type };
   if (more !== undefined) return more === '$count' ? { kind: 'count' } : undefined;
   const member = SCHEMA[type]![nav] as Json | undefined;
