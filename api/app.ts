@@ -37,6 +37,9 @@ import { changesHandler } from './changes/changes.routes';
 import { subscriptionHandlers } from './webhooks/subscriptions.routes';
 import { BULL_BOARD_PATH, ROUTES } from './routes/route-table';
 import { dispatcher } from './routes/dispatch';
+import { odataProtocol } from './http/odata-root';
+import { metadataHandlers } from './odata/metadata.routes';
+import { odataReadHandlers } from './odata/odata-read.routes';
 
 export interface AppDeps {
   config: AppConfig;
@@ -78,6 +81,7 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
   app.use(apiSecurityHeaders());
+  app.use(odataProtocol());
   // Before authentication: a browser's preflight carries no token (CORS_ORIGINS; off by default).
   const corsHandler = corsPolicy(deps.config.corsOrigins);
   if (corsHandler) app.use(corsHandler);
@@ -108,6 +112,7 @@ export function createApp(deps: AppDeps): Express {
     commandTimeoutMs: deps.config.commandTimeoutMs,
   };
 
+  const readSettings = readSettingsOf({ maxTop: deps.config.maxTop, limits: deps.config.limits });
   const routes = dispatcher(ROUTES, {
     // Without METRICS_ENABLED `/metrics` is not served: a 404 like any unknown route.
     ...healthHandlers(deps.knex, deps.redis, deps.replicas),
@@ -123,7 +128,7 @@ export function createApp(deps: AppDeps): Express {
       commandBus: deps.commandBus,
       chargeBatch: rateLimiter.chargeBatch,
       patchLimits: patchLimitsOf(deps.config),
-      readLimits: readSettingsOf({ maxTop: deps.config.maxTop, limits: deps.config.limits }).limits,
+      readLimits: readSettings.limits,
       geometryLimits: geometryLimitsOf(deps.config),
       limits: deps.config.batch,
       queryTokensRefused: !deps.config.auth.mock,
@@ -154,7 +159,14 @@ export function createApp(deps: AppDeps): Express {
       geometryLimits: geometryLimitsOf(deps.config),
       replicas: deps.replicas,
     }),
+    ...metadataHandlers({ maxTop: deps.config.maxTop, maxExpandDepth: readSettings.limits.maxExpandDepth }),
     ...entityReadHandlers({
+      knex: deps.knex,
+      replicas: deps.replicas,
+      maxTop: deps.config.maxTop,
+      limits: deps.config.limits,
+    }),
+    ...odataReadHandlers({
       knex: deps.knex,
       replicas: deps.replicas,
       maxTop: deps.config.maxTop,

@@ -4,7 +4,7 @@ import type { ReadResult, RequestResult, WrittenResult } from '../../domain/resu
 import { etagOf } from '../../domain/writes/entity-version';
 import { bearerChallenge } from './bearer-challenge';
 import { tokenOfLsn, CONSISTENCY_TOKEN_HEADER } from './consistency';
-import { problemFor } from './problem-status';
+import { problemFor, STATUS_OF } from './problem-status';
 
 /**
  * A response as data: what one request answers, rendered from its result (domain/results). The API
@@ -37,6 +37,28 @@ export function failureAnswer(failure: Failure): Answer {
   if (failure.kind === 'Unauthorized')
     headers['www-authenticate'] = bearerChallenge(failure.tokenError, failure.errors[0]);
   return { status: body.status, headers, body: JSON.stringify(body) };
+}
+
+/** One message of an OData error: its `target` is the member a per-field message names (`Scheme.SchemeName: …`). */
+function odataDetail(code: string, message: string): { code: string; message: string; target?: string } {
+  const named = /^([A-Za-z]\w*)[.[/]([^\s:]*): /.exec(message);
+  return named ? { code, message, target: named[2] } : { code, message };
+}
+
+/**
+ * The OData JSON error of a failure (DESIGN §17): `{"error": {"code", "message", "target"?,
+ * "details"}}`, with the status and headers the problem body of the same failure has; the
+ * per-field messages (a problem's `extensions.errors`) are the details.
+ */
+export function odataFailureAnswer(failure: Failure): Answer {
+  const answer = failureAnswer(failure);
+  const problem = problemFor(failure.kind, failure.errors);
+  const details = problem.extensions?.errors.map((message) => odataDetail(failure.kind, message)) ?? [];
+  const message = problem.detail ?? (details.length === 1 ? details[0]!.message : STATUS_OF[failure.kind].title);
+  const target = details.length === 1 ? details[0]!.target : undefined;
+  const error = { code: failure.kind, message, ...(target ? { target } : {}), details };
+  answer.headers['content-type'] = JSON_TYPE;
+  return { ...answer, body: JSON.stringify({ error }) };
 }
 
 /** Spec §4.2: `Prefer: return=representation`, the whole value compared case-insensitively; anything else means minimal. */

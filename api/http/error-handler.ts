@@ -10,7 +10,8 @@ import {
 import { isStoreUnavailable, OUTAGE_RETRY_AFTER_SECONDS } from '../../infra/store-outage';
 import { requestBodyTooLarge } from './request-body-limit';
 import { STATUS_OF } from './problem-status';
-import { failureAnswer } from './answer';
+import { failureAnswer, odataFailureAnswer } from './answer';
+import { underODataRoot } from './odata-root';
 import { sendAnswer } from './send-answer';
 
 /** Errors raised by body parsing and other middleware carry an HTTP status of their own. */
@@ -36,7 +37,7 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
   const failure = domainErrorOf(err, req.log);
   if (failure.kind === 'Internal')
     req.log?.error({ err }, err instanceof DomainError ? 'internal failure' : 'unhandled error');
-  sendFailure(res, failure);
+  sendFailure(res, failure, underODataRoot(req.path));
 };
 
 /** Unknown routes answer with a problem body like everything else. */
@@ -91,7 +92,11 @@ function clientError(err: HttpError, status: number): DomainError {
   }
 }
 
-/** The problem body and the headers a kind carries (Retry-After, Allow, WWW-Authenticate, Location). */
-function sendFailure(res: Response, err: DomainError): void {
-  sendAnswer(res, failureAnswer(err.toFailure()));
+/**
+ * The problem body and the headers a kind carries (Retry-After, Allow, WWW-Authenticate, Location);
+ * under `/odata` the same failure as an OData error (DESIGN §17).
+ */
+function sendFailure(res: Response, err: DomainError, odata: boolean): void {
+  const failure = err.toFailure();
+  sendAnswer(res, odata ? odataFailureAnswer(failure) : failureAnswer(failure));
 }

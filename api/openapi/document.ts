@@ -10,7 +10,7 @@ import { JSON_TYPE, PROBLEM_TYPE } from '../http/answer';
 import { componentSchemas, ref, writeSchemaName, type Schema, type SchemaForm } from './schemas';
 import { DOCS_ASSETS, DOCS_INIT_FILE } from './docs-page';
 import { EVENT_STREAM } from '../changes/changes.routes';
-import { ROUTES } from '../routes/route-table';
+import { ODATA_ROOT, ROOT, ROUTES } from '../routes/route-table';
 import { labelOf, type Route } from '../routes/route';
 
 /**
@@ -987,7 +987,11 @@ export function describedPaths(settings: DocumentSettings): Record<string, unkno
 
 /** Builds the document (call through `openApiDocument`, which keeps it). */
 export function buildOpenApiDocument(settings: DocumentSettings, form: SchemaForm = 'nested'): Record<string, unknown> {
-  const paths = pathsOf(ROUTES, describedPaths(settings));
+  // The routes under `/odata` are described by its own `$metadata` (DESIGN §17), named below.
+  const paths = pathsOf(
+    ROUTES.filter((route) => route.root === ROOT),
+    describedPaths(settings),
+  );
   return {
     openapi: '3.1.0',
     info: {
@@ -999,7 +1003,9 @@ export function buildOpenApiDocument(settings: DocumentSettings, form: SchemaFor
         `A path segment that is not valid percent-encoding answers a 400 problem. Any other path answers a 404 problem, and a method a path does not take a 404 or 405 problem (with \`Allow\`). Every client error is \`${PROBLEM_TYPE}\`. \`OPTIONS\` answers the CORS preflight (204, with CORS_ORIGINS set) or, from an authenticated caller, 200 with \`Allow\` listing the methods of the path (also as the text/plain body).`,
         'A `POST /$batch` may hold the operations marked `x-batch: true` (the entity routes); any other request in it answers its own 404 or 405 problem.',
         'Writes are applied by command workers: one still running after COMMAND_TIMEOUT_MS answers 202 with `Location: /Commands/{id}`.',
+        `OData clients (Excel, Power BI, generated clients) use the OData service root \`${ODATA_ROOT}\`: the same entities in the OData JSON format, described by its CSDL at \`${ODATA_ROOT}/$metadata\` rather than here (the service document and \`$metadata\` need no token).`,
       ].join('\n\n'),
+      'x-odata': { serviceRoot: ODATA_ROOT, metadata: `${ODATA_ROOT}/$metadata` },
     },
     servers: [{ url: '/' }],
     tags: [

@@ -1,6 +1,7 @@
 import { readableByRoute } from '../../domain/entities';
+import { splitKeyPredicate } from '../../domain/odata/key-predicate';
 import { labelOf, type Method, type Operation, type Route } from './route';
-import { ROUTES } from './route-table';
+import { ODATA_ROOT, ROUTES } from './route-table';
 
 /**
  * Matching a request against the route table, once: the path's first segment picks the few routes
@@ -55,11 +56,18 @@ function decoded(segment: string): string | null {
   }
 }
 
-/** The decoded segments of a path (null where a segment is not valid percent-encoding). */
+const ODATA_SEGMENT = ODATA_ROOT.slice(1).toLowerCase();
+
+/**
+ * The decoded segments of a path (null where a segment is not valid percent-encoding). Under
+ * `/odata` a key predicate is read as the key segment it names: `Schemes('k')` as `Schemes`, `k`.
+ */
 export function segmentsOf(path: string): (string | null)[] {
   // A trailing slash is the same route, as Express's non-strict routing had it.
   const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-  return trimmed.split('/').slice(1).map(decoded);
+  const segments = trimmed.split('/').slice(1).map(decoded);
+  if (segments[0]?.toLowerCase() !== ODATA_SEGMENT) return segments;
+  return segments.flatMap((segment) => (segment === null ? [null] : splitKeyPredicate(segment)));
 }
 
 function matchOne(compiled: Compiled, segments: readonly (string | null)[]): PathMatch | undefined {

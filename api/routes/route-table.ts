@@ -9,8 +9,11 @@ import type { Route } from './route';
  * adding one entry here (and its handler in api/app.ts, its operation text in api/openapi/document.ts).
  */
 
-/** The service root of today's routes (an OData root, `/odata`, is to come beside it). */
+/** The service root of today's routes. */
 export const ROOT = '';
+
+/** The OData service root (DESIGN §17): the same entities, read in the OData JSON format. */
+export const ODATA_ROOT = '/odata';
 
 export const BULL_BOARD_PATH = '/admin/queues';
 
@@ -158,10 +161,37 @@ const SERVICE_ROUTES: Route[] = [
   { root: ROOT, pattern: '/Changes', policy: POLICY.default, operations: { GET: { handler: 'changes' } } },
 ];
 
+/**
+ * The reads of one entity set under `/odata` (DESIGN §17): the set, its `$count`, an entity by key
+ * (`Schemes('k')` and `Schemes(Id='k')` are matched as the key segment `Schemes/k`, route-match.ts)
+ * and a navigation property of it. No writes this release: other methods are 404s, as for any path.
+ */
+function odataEntityRoutes(entity: EntityDefinition): Route[] {
+  const base = { root: ODATA_ROOT, policy: POLICY.default, entity };
+  return [
+    { ...base, pattern: `/${entity.route}`, operations: { GET: { handler: 'odataList' } } },
+    { ...base, pattern: `/${entity.route}/$count`, operations: { GET: { handler: 'odataCount' } } },
+    { ...base, pattern: `/${entity.route}/{key}`, operations: { GET: { handler: 'odataEntity' } } },
+    {
+      ...base,
+      pattern: `/${entity.route}/{key}/{navigation}`,
+      operations: { GET: { handler: 'odataNavigation' } },
+    },
+  ];
+}
+
+/** The service document and `$metadata`: open without a token, like `/openapi.json`. */
+const ODATA_SERVICE_ROUTES: Route[] = [
+  { root: ODATA_ROOT, pattern: '', policy: 'none', operations: { GET: { handler: 'odataServiceDocument' } } },
+  { root: ODATA_ROOT, pattern: '/$metadata', policy: 'none', operations: { GET: { handler: 'odataMetadata' } } },
+];
+
 const READABLE = [...ENTITIES, ...READ_MODELS];
 
 export const ROUTES: readonly Route[] = [
   ...READABLE.flatMap(entityRoutes),
   ...SERVICE_ROUTES,
   ...READABLE.map(exportRoute),
+  ...ODATA_SERVICE_ROUTES,
+  ...READABLE.flatMap(odataEntityRoutes),
 ];

@@ -55,7 +55,13 @@ export type HandlerName =
   | 'createEntity'
   | 'replaceEntity'
   | 'patchEntity'
-  | 'deleteEntity';
+  | 'deleteEntity'
+  | 'odataServiceDocument'
+  | 'odataMetadata'
+  | 'odataList'
+  | 'odataCount'
+  | 'odataEntity'
+  | 'odataNavigation';
 
 export interface Operation {
   handler: HandlerName;
@@ -66,7 +72,7 @@ export interface Operation {
 }
 
 export interface Route {
-  /** The service root the pattern lies under: '' for the root of today; a second root (`/odata`) later. */
+  /** The service root the pattern lies under: '' for the root of today, `/odata` for the OData service (DESIGN §17). */
   root: string;
   /**
    * The path under the root, `{name}` a variable segment: `/Schemes/{key}`. With the root it is the

@@ -5,7 +5,7 @@ import type { ReadOptions } from '../../domain/queries/read-options';
 import { badRequest } from '../../domain/errors/domain-error';
 import { EntityScope, filterSql, orderSql } from './entity-scope';
 import { entitySource } from '../../domain/queries/path-resolver';
-import { planDocument, planRead, type ReadPlan } from './read-plan';
+import { planDocument, planRead, type ODataPlanning, type ReadPlan } from './read-plan';
 import type { ReadDb } from './read-timeout';
 import { documentSql } from './representation.sql';
 import { SqlBuilder } from './sql-builder';
@@ -56,6 +56,7 @@ function rootRows(plan: ReadPlan, builder = new SqlBuilder()): RootRows {
   if (plan.filter) where.push(filterSql(plan.filter, scope));
   const search = plan.search;
   if (search?.where) where.push(builder.embed(search.where.sql, search.where.params));
+  if (plan.within) where.push(`r.${plan.within.column} = ${builder.param(plan.within.id)}`);
   const whereSql = where.length ? `where ${where.join(' and ')}` : '';
   const searchJoin = search?.join ? builder.embed(search.join.sql, search.join.params) : '';
   const countFrom = `from ${plan.entity.table} r ${searchJoin} ${scope.joinSql.join(' ')} ${whereSql}`;
@@ -174,10 +175,11 @@ export async function listEntities(
 /** The statement of a plain keyed read per entity and budget: the same text whatever the key. */
 const plainKeyedSql = new Map<string, string>();
 
-/** What a keyed read may show: expansions, their default `$top`, the size budget. */
+/** What a keyed read may show: expansions, their default `$top`, the size budget; under `/odata`, its `$select` and control information. */
 export interface KeyedReadOptions extends ReadBudget {
   expand?: readonly ExpandItem[];
   expandTop?: number;
+  odata?: ODataPlanning;
 }
 
 /**
@@ -193,19 +195,20 @@ export function keyedSql(
     expand = [],
     expandTop,
     maxResponseBytes,
+    odata,
   } = Array.isArray(read) ? { expand: read } : (read as KeyedReadOptions);
   const cacheKey = `${entity.name}:${maxResponseBytes ?? ''}`;
-  const cached = expand.length ? undefined : plainKeyedSql.get(cacheKey);
+  const cached = expand.length || odata ? undefined : plainKeyedSql.get(cacheKey);
   if (cached) return { sql: cached, params: [id] };
   const source = entitySource(entity);
-  const plan = planDocument(source, expand, expandTop);
+  const plan = planDocument(source, expand, expandTop, odata);
   const builder = new SqlBuilder();
   const doc = documentSql(source, 'd', 'keyed', plan, builder);
   const inner = `select ${doc}::text as json, d.version from ${entity.table} d where d.id = ${builder.param(id)}`;
   const digest = expand.length ? ', md5(j.json) as digest' : '';
   const statement = builder.statement(capped(inner, { maxResponseBytes }, `, j.version${digest}`));
   // Only a statement whose one parameter is the key can be reused for another key.
-  if (!expand.length && statement.params.length === 1) plainKeyedSql.set(cacheKey, statement.sql);
+  if (!expand.length && !odata && statement.params.length === 1) plainKeyedSql.set(cacheKey, statement.sql);
   return statement;
 }
 

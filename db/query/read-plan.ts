@@ -1,5 +1,6 @@
 import type { EntityDefinition } from '../../domain/entities';
-import type { ExpandItem } from '../../domain/odata';
+import { ODataSyntaxError, parseSelect, type ExpandItem, type SelectText } from '../../domain/odata';
+import { badRequest } from '../../domain/errors/domain-error';
 import type { ReadOptions } from '../../domain/queries/read-options';
 import {
   planFilter,
@@ -28,7 +29,44 @@ import { searchExtra, type ExtraCondition } from './search-condition';
 export interface DocumentPlan {
   relations: ReadonlyMap<string, DocumentPlan>;
   collections: ReadonlyMap<string, CollectionPlan>;
+  /** Under `/odata` (DESIGN §17): how the document is shown there; absent at the root. */
+  odata?: ODataDocument;
 }
+
+/** The control information an `/odata` entity carries (`odata.metadata=minimal|none|full`). */
+export interface ODataControl {
+  /** `@odata.etag`: the root's entity tag of the row (minimal and full). */
+  etag: boolean;
+  /** `odata.metadata=full`: `@odata.id` and `@odata.editLink` under this absolute service root, and `@odata.type`. */
+  full?: { serviceRoot: string; namespace: string };
+}
+
+/**
+ * An `/odata` document: only the selected members (with `Id`), no unexpanded navigation property
+ * (a client asks `$expand=Address($select=Id)` for the related Id), its control information first.
+ */
+export interface ODataDocument {
+  /** Members `$select` names; undefined: every member (no `$select`, or `*`). */
+  select?: ReadonlySet<string>;
+  control: ODataControl;
+}
+
+/** What a read under `/odata` adds to the plan: its `$select` (the root ignores it) and control information. */
+export interface ODataPlanning {
+  select?: SelectText;
+  control: ODataControl;
+  /** MAX_SYNTAX_NODES for `$select`. */
+  maxNodes?: number;
+}
+
+const NO_CONTROL: ODataControl = { etag: false };
+
+/** The items of a complex collection (Notes, MarketBoundaries) under `/odata`: values, not entities. */
+export const ODATA_COMPLEX_ITEMS: DocumentPlan = {
+  relations: new Map(),
+  collections: new Map(),
+  odata: { control: NO_CONTROL },
+};
 
 /** An expanded collection: the document of each item, and which items in which order. */
 export interface CollectionPlan {
@@ -44,6 +82,8 @@ export interface ReadPlan {
   source: RowSource;
   /** `$search`, compiled against the search read model (it travels inside the plan). */
   search?: ExtraCondition;
+  /** A navigation read (`/odata/Schemes('k')/Developments`): only the rows whose `column` is `id`. */
+  within?: { column: string; id: number };
   filter?: PlannedExpr;
   ordering: PlannedOrdering;
   document: DocumentPlan;
@@ -55,11 +95,37 @@ export const PLAIN_DOCUMENT: DocumentPlan = { relations: new Map(), collections:
 export const DEFAULT_ORDERING: PlannedOrdering = { items: [], byDefault: true, ordersByKey: false };
 
 /** A list read or an export: the rows (search, filter, order, page) and their documents. */
-export function planRead(entity: EntityDefinition, options: ReadOptions): ReadPlan {
+export function planRead(entity: EntityDefinition, options: ReadOptions, odata?: ODataPlanning): ReadPlan {
   const plan = planRows(entity, options);
   plan.ordering = planOrdering(options.orderby, plan.source, '$orderby');
-  plan.document = planDocument(plan.source, options.expand, options.expandTop);
+  plan.document = planDocument(plan.source, options.expand, options.expandTop, odata);
   return plan;
+}
+
+/** `$select` at one level, checked against `source`: the names it shows, or undefined for every member. */
+function planSelect(source: RowSource, select: SelectText, maxNodes?: number): ReadonlySet<string> | undefined {
+  let items;
+  try {
+    items = parseSelect(select.text, maxNodes, select.at);
+  } catch (err) {
+    // The parser's message names `$select` and the position in the whole option.
+    throw err instanceof ODataSyntaxError ? badRequest(err.message) : err;
+  }
+  const names = new Set<string>();
+  for (const item of items) {
+    if (item.name === '*') return undefined;
+    if (!memberOf(source, item.name)) {
+      throw queryError('$select', `unknown property '${item.name}' of ${source.def.name}`, item.position);
+    }
+    names.add(item.name);
+  }
+  return names;
+}
+
+function odataDocumentOf(source: RowSource, odata: ODataPlanning): ODataDocument {
+  const select =
+    odata.select && odata.select.text.trim() !== '' ? planSelect(source, odata.select, odata.maxNodes) : undefined;
+  return select ? { select, control: odata.control } : { control: odata.control };
 }
 
 /** A count (`$count`, `/$count`): only what selects rows; ordering and expansions play no part. */
@@ -88,8 +154,17 @@ function planRows(entity: EntityDefinition, options: ReadOptions): ReadPlan {
  * back what it read, and a cut list would delete the rest); they are bounded by what a write body
  * can hold instead.
  */
-export function planDocument(source: RowSource, items: readonly ExpandItem[], expandTop?: number): DocumentPlan {
-  if (items.length === 0) return PLAIN_DOCUMENT;
+export function planDocument(
+  source: RowSource,
+  items: readonly ExpandItem[],
+  expandTop?: number,
+  odata?: ODataPlanning,
+): DocumentPlan {
+  if (items.length === 0 && !odata) return PLAIN_DOCUMENT;
+  const shown = odata ? odataDocumentOf(source, odata) : undefined;
+  // Nested levels keep the control information, each with its own `$select`.
+  const nested = (item: ExpandItem): ODataPlanning | undefined =>
+    odata && { control: odata.control, select: item.options.select, maxNodes: odata.maxNodes };
   const expanded = expandMap(items, source);
   const relations = new Map<string, DocumentPlan>();
   const collections = new Map<string, CollectionPlan>();
@@ -104,20 +179,22 @@ export function planDocument(source: RowSource, items: readonly ExpandItem[], ex
         item.span.start,
       );
     }
-    relations.set(name, planDocument(rowSource(relation.target), options.expand ?? [], expandTop));
+    relations.set(name, planDocument(rowSource(relation.target), options.expand ?? [], expandTop, nested(item)));
   }
   for (const [name, collection] of Object.entries(collectionsOf(source))) {
     const item = expanded.get(name);
     if (!item) continue;
     const target = rowSource(collection.target);
     const { options } = item;
-    const document = planDocument(target, options.expand ?? [], expandTop);
+    // The items of a complex collection are values: no control information of their own.
+    const itemsOData = collection.alwaysPopulated && odata ? { ...nested(item)!, control: NO_CONTROL } : nested(item);
+    const document = planDocument(target, options.expand ?? [], expandTop, itemsOData);
     const filter = options.filter ? planFilter(options.filter, target, '$expand') : undefined;
     const ordering = planOrdering(options.orderby ?? [], target, '$expand');
     const top = options.top ?? (!collection.alwaysPopulated && !collection.owned ? expandTop : undefined);
     collections.set(name, { document, filter, ordering, top, skip: options.skip });
   }
-  return { relations, collections };
+  return shown ? { relations, collections, odata: shown } : { relations, collections };
 }
 
 /** Expansions by navigation name, `A/B` folded into `A($expand=B)` and repeats merged. */

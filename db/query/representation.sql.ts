@@ -1,7 +1,13 @@
 import { encodedIdSql, isoTimestampSql } from '../sql/encoded-id.sql';
 import { EntityScope, filterSql, orderSql } from './entity-scope';
 import { collectionsOf, fieldsOf, relationsOf, rowSource, type RowSource } from '../../domain/queries/path-resolver';
-import { DEFAULT_ORDERING, PLAIN_DOCUMENT, type DocumentPlan } from './read-plan';
+import {
+  DEFAULT_ORDERING,
+  ODATA_COMPLEX_ITEMS,
+  PLAIN_DOCUMENT,
+  type DocumentPlan,
+  type ODataControl,
+} from './read-plan';
 import type { SqlBuilder } from './sql-builder';
 
 /**
@@ -25,6 +31,24 @@ function refSql(typeName: string, keySql: string): string {
   return `case when ${keySql} is null then null else json_build_object('Id', ${encodedIdSql(typeName, keySql)}) end`;
 }
 
+/**
+ * The control information of an `/odata` entity (DESIGN §17), before its properties: `@odata.etag`
+ * (the root's entity tag, `"<version>"`), and with `odata.metadata=full` its absolute id and edit
+ * link (`<service root>/Schemes('k')`) and its type. Owned records (complex values) carry none.
+ */
+function controlMembers(source: RowSource, alias: string, control: ODataControl, builder: SqlBuilder): string[] {
+  if (source.kind !== 'entity') return [];
+  const members: string[] = [];
+  if (control.etag) members.push(`'@odata.etag', '"' || ${alias}.version || '"'`);
+  if (control.full) {
+    const root = builder.param(control.full.serviceRoot);
+    const id = `${root}::text || '/${source.def.route}(''' || ${rowIdSql(source, alias)} || ''')'`;
+    members.push(`'@odata.id', ${id}`, `'@odata.editLink', ${id}`);
+    members.push(`'@odata.type', '#${control.full.namespace}.${source.def.name}'`);
+  }
+  return members;
+}
+
 /** The JSON object of one row of `source` under `alias`. */
 export function documentSql(
   source: RowSource,
@@ -34,8 +58,11 @@ export function documentSql(
   builder: SqlBuilder,
   only?: readonly string[],
 ): string {
-  const members: string[] = [`'Id', ${rowIdSql(source, alias)}`];
-  const shown = (name: string) => !only || only.includes(name);
+  const odata = plan.odata;
+  const members: string[] = odata ? controlMembers(source, alias, odata.control, builder) : [];
+  members.push(`'Id', ${rowIdSql(source, alias)}`);
+  // `$select` under /odata (the root shows every member); `only`: a list's reduced form.
+  const shown = (name: string) => (!only || only.includes(name)) && (!odata?.select || odata.select.has(name));
 
   for (const [name, field] of Object.entries(fieldsOf(source))) {
     if (!shown(name)) continue;
@@ -43,26 +70,28 @@ export function documentSql(
     members.push(`'${name}', ${field.kind === 'datetime' ? isoTimestampSql(col) : col}`);
   }
   for (const [name, relation] of Object.entries(relationsOf(source))) {
-    if (!shown(name)) continue;
     const keySql = `${alias}.${relation.column}`;
     const expanded = plan.relations.get(name);
     if (!expanded) {
-      members.push(`'${name}', ${refSql(relation.target, keySql)}`);
+      // Under /odata an unexpanded navigation property is left out.
+      if (shown(name) && !odata) members.push(`'${name}', ${refSql(relation.target, keySql)}`);
       continue;
     }
+    // An expansion is shown whatever `$select` says (OData); a reduced form never has one.
+    if (only && !only.includes(name)) continue;
     const target = rowSource(relation.target);
     const a = builder.alias();
     const doc = documentSql(target, a, mode, expanded, builder);
     members.push(`'${name}', (select ${doc} from ${target.def.table} ${a} where ${a}.id = ${keySql})`);
   }
   for (const [name, collection] of Object.entries(collectionsOf(source))) {
-    if (!shown(name)) continue;
     const expanded = plan.collections.get(name);
-    if (!expanded && !collection.alwaysPopulated) continue;
+    if (expanded ? only && !only.includes(name) : !collection.alwaysPopulated || !shown(name)) continue;
     const target = rowSource(collection.target);
     const a = builder.alias();
     const reduced = !expanded && mode === 'list' && collection.listForm ? collection.listForm : undefined;
-    const doc = documentSql(target, a, mode, expanded?.document ?? PLAIN_DOCUMENT, builder, reduced);
+    const unexpanded = odata ? ODATA_COMPLEX_ITEMS : PLAIN_DOCUMENT;
+    const doc = documentSql(target, a, mode, expanded?.document ?? unexpanded, builder, reduced);
     const scope = new EntityScope(target, a, builder);
     const where = [`${a}.${collection.foreignKey} = ${alias}.id`];
     if (expanded?.filter) where.push(filterSql(expanded.filter, scope));

@@ -49,8 +49,22 @@ export interface OrderByItem {
   span: Span;
 }
 
-/** Options inside `Nav( ... )`; `$select` is accepted there and ignored. */
+/** One item of `$select`: a property name or `*`, and where it was written. */
+export interface SelectItem {
+  name: string;
+  position: number;
+}
+
+/** A `$select` inside `$expand` as written: the root ignores it, `/odata` parses it (select-parser.ts). */
+export interface SelectText {
+  text: string;
+  /** Offset of `text` in the whole `$expand`. */
+  at: number;
+}
+
+/** Options inside `Nav( ... )`; `$select` is kept as text, ignored at the root. */
 export interface ExpandOptions {
+  select?: SelectText;
   expand?: ExpandItem[];
   filter?: Expr;
   orderby?: OrderByItem[];

@@ -3,7 +3,7 @@
  * and $expand are parsed from the same token stream, so quoted `;` or `)` cannot split an option and
  * every error position is an offset into the whole $expand text.
  */
-import { ExpandItem, ExpandOptions } from './ast';
+import { ExpandItem, ExpandOptions, SelectText } from './ast';
 import { parseBooleanExpression } from './filter-parser';
 import { parseOrderByItems } from './orderby-parser';
 import { isKeyword, isPunct, ParseContext } from './parse-context';
@@ -90,7 +90,7 @@ function parseOptionValue(ctx: ParseContext, name: string, options: ExpandOption
       options.count = parseBoolean(ctx);
       return;
     default:
-      skipSelect(ctx);
+      options.select = skipSelect(ctx);
   }
 }
 
@@ -112,13 +112,18 @@ function parseBoolean(ctx: ParseContext): boolean {
   return token.text === 'true';
 }
 
-/** $select has no effect (spec §4.1): skip its tokens, balancing parentheses, up to `;` or `)`. */
-function skipSelect(ctx: ParseContext): void {
+/**
+ * $select has no effect at the root (spec §4.1): skip its tokens, balancing parentheses, up to `;`
+ * or `)`, and keep the text for `/odata`, which parses it (select-parser.ts).
+ */
+function skipSelect(ctx: ParseContext): SelectText {
   let depth = 0;
+  const at = ctx.peek().start;
+  const text = (end: number): SelectText => ({ text: ctx.lexer.text.slice(at, end), at });
   for (;;) {
     const token = ctx.peek();
-    if (token.kind === 'end') return;
-    if (depth === 0 && (isPunct(token, ';') || isPunct(token, ')'))) return;
+    if (token.kind === 'end') return text(token.start);
+    if (depth === 0 && (isPunct(token, ';') || isPunct(token, ')'))) return text(token.start);
     if (isPunct(token, '(')) depth++;
     if (isPunct(token, ')')) depth--;
     ctx.next();

@@ -10,3 +10,4 @@ export { parseFilter } from './filter-parser';
 export { parseOrderBy } from './orderby-parser';
 export { parseExpand } from './expand-parser';
 export { parseSearch } from './search-parser';
+export { parseSelect } from './select-parser';

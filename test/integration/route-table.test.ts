@@ -48,7 +48,9 @@ test('every route of the table answers, none with the 404 of an unknown path, an
         path,
         method === 'GET' || method === 'DELETE' ? { headers } : { headers, raw: '{}' },
       );
-      const detail = (res.body as { detail?: string } | undefined)?.detail ?? '';
+      // A problem's detail, or under /odata the OData error's message.
+      const body = res.body as { detail?: string; error?: { message?: string } } | undefined;
+      const detail = body?.detail ?? body?.error?.message ?? '';
       t.false(res.status === 404 && detail.startsWith('No resource at'), `${verb} ${path}: ${res.status} ${detail}`);
       asked.add(labelOf(route));
     }

@@ -1,6 +1,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { buildOpenApiDocument } from '../../api/openapi/document';
+import { checkODataAnswer } from './odata-contract';
 
 /**
  * The contract check (DESIGN §15): every response the integration suite receives is checked
@@ -174,6 +175,12 @@ function headerValue(schema: Json, raw: string): unknown {
 
 /** Throws a ContractViolation when the response is not what the document says. */
 export function checkContract(ex: Exchange): void {
+  // The OData service root is described by its `$metadata`, not by the OpenAPI document.
+  if (/^\/odata(?:[/?#]|$)/i.test(ex.path)) {
+    return checkODataAnswer(ex, (message) => {
+      throw new ContractViolation(message);
+    });
+  }
   const c = instance();
   const method = ex.method.toUpperCase();
   const route = routeOf(c, method, ex.path);

@@ -66,13 +66,15 @@ test('deep nesting and siblings inside nested $expand', (t) => {
   ]);
 });
 
-test('$skip, $count, $top and an ignored $select', (t) => {
+test('$skip, $count, $top and a $select kept as written (the root ignores it, /odata parses it)', (t) => {
   t.deepEqual(shape('Companies($select=Name,Id;$skip=10;$count=true;$top=0)'), [
-    item(['Companies'], { skip: 10, count: true, top: 0 }),
+    item(['Companies'], { select: { text: 'Name,Id', at: 18 }, skip: 10, count: true, top: 0 }),
   ]);
   t.deepEqual(shape('Companies($count=false)'), [item(['Companies'], { count: false })]);
-  t.deepEqual(shape('Companies($select=*)'), [item(['Companies'])]);
-  t.deepEqual(shape('Companies($select=Address/City,Company($select=Name))'), [item(['Companies'])]);
+  t.deepEqual(shape('Companies($select=*)'), [item(['Companies'], { select: { text: '*', at: 18 } })]);
+  t.deepEqual(shape('Companies($select=Address/City,Company($select=Name))'), [
+    item(['Companies'], { select: { text: 'Address/City,Company($select=Name)', at: 18 } }),
+  ]);
 });
 
 test('nested $filter with parentheses, functions and lambdas', (t) => {
@@ -196,7 +198,7 @@ test('odata-query expand output parses', (t) => {
     ),
     [
       item(['Companies'], {
-        expand: [item(['Company'])],
+        expand: [item(['Company'], { select: { text: 'Name', at: 34 } })],
         orderby: [{ path: ['PercentageShare'], direction: 'desc' }],
         top: 5,
         skip: 1,

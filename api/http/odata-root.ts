@@ -1,0 +1,36 @@
+import type { RequestHandler } from 'express';
+import { notAcceptable } from '../../domain/errors/domain-error';
+import { ODATA_ROOT } from '../routes/route-table';
+
+/**
+ * What every answer under the OData service root (DESIGN §17) has in common: `OData-Version: 4.0`
+ * (errors included), and a 406 for a client that reads only versions before 4.0.
+ */
+
+export const ODATA_VERSION = '4.0';
+
+const ROOT = ODATA_ROOT.toLowerCase();
+
+/** Whether a path lies under `/odata` (the service root itself included). */
+export function underODataRoot(path: string): boolean {
+  const lower = path.toLowerCase();
+  return lower === ROOT || lower.startsWith(`${ROOT}/`);
+}
+
+/** `OData-MaxVersion: 4.01`, `4.0`: the version a client reads up to; anything unreadable is refused too. */
+function readsVersion4(maxVersion: string): boolean {
+  const version = /^\s*(\d+)\.(\d+)\s*$/.exec(maxVersion);
+  return version !== null && Number(version[1]) >= 4;
+}
+
+export function odataProtocol(): RequestHandler {
+  return (req, res, next) => {
+    if (!underODataRoot(req.path)) return next();
+    res.setHeader('OData-Version', ODATA_VERSION);
+    const maxVersion = req.get('odata-maxversion');
+    if (maxVersion !== undefined && !readsVersion4(maxVersion)) {
+      return next(notAcceptable(`OData-MaxVersion ${maxVersion}: this service speaks OData 4.0 only.`));
+    }
+    next();
+  };
+}

@@ -1,0 +1,54 @@
+import type { ODataReadResult } from '../../db/query/odata-read';
+import type { Answer } from '../http/answer';
+import type { MetadataLevel } from './odata-format';
+
+/**
+ * A read under `/odata` as OData JSON (DESIGN §17): the same result the root renders (the JSON
+ * Postgres built, the count, the entity tag), in OData's envelope — `value` with
+ * `@odata.context`, `@odata.count` and `@odata.nextLink` for a collection, the context URL first in
+ * an entity. `odata.metadata=none` leaves out the context URL (the documents have no control
+ * information then); the count and next link stay, as OData says.
+ */
+
+export interface Envelope {
+  /** The absolute service root (`http://host/odata`). */
+  serviceRoot: string;
+  /** What follows `$metadata#`: `Schemes`, `Schemes/$entity`, `Schemes(Id,SchemeName)`. */
+  context: string;
+  level: MetadataLevel;
+  /** The page size applied from `Prefer: odata.maxpagesize`, said back in `Preference-Applied`. */
+  pageSize?: number;
+}
+
+const field = (name: string, value: unknown) => `${JSON.stringify(name)}:${JSON.stringify(value)},`;
+
+export function odataReadAnswer(result: ODataReadResult, envelope: Envelope): Answer {
+  const { serviceRoot, level } = envelope;
+  const contentType = `application/json;odata.metadata=${level}`;
+  const context = level === 'none' ? '' : field('@odata.context', `${serviceRoot}/$metadata#${envelope.context}`);
+  switch (result.kind) {
+    case 'page': {
+      const headers: Record<string, string> = { 'content-type': contentType };
+      if (envelope.pageSize !== undefined) headers['preference-applied'] = `odata.maxpagesize=${envelope.pageSize}`;
+      const count = result.total === undefined ? '' : field('@odata.count', result.total);
+      const next =
+        result.next === undefined
+          ? ''
+          : `,${JSON.stringify('@odata.nextLink')}:${JSON.stringify(serviceRoot + result.next)}`;
+      return { status: 200, headers, body: `{${context}${count}"value":${result.json}${next}}` };
+    }
+    case 'count':
+      return { status: 200, headers: { 'content-type': 'text/plain' }, body: String(result.n) };
+    case 'entity':
+      // Postgres built the object (`{"@odata.etag" : …, "Id" : …}`): the context URL goes first in it.
+      return {
+        status: 200,
+        headers: { etag: result.tag, 'content-type': contentType },
+        body: `{${context}${result.json.slice(1)}`,
+      };
+    case 'unchanged':
+      return { status: 304, headers: { etag: result.tag } };
+    case 'empty':
+      return { status: 204, headers: {} };
+  }
+}

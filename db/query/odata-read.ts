@@ -1,0 +1,175 @@
+import { entityByName, type EntityDefinition } from '../../domain/entities';
+import { keyOf, readableEntityOf } from '../../domain/entities/entity-key';
+import { notFound } from '../../domain/errors/domain-error';
+import { encodeId } from '../../domain/ids/id-codec';
+import { nextPageAddress } from '../../domain/queries/next-page-link';
+import { entitySource, memberOf } from '../../domain/queries/path-resolver';
+import { parseReadOptions, type ReadOptions } from '../../domain/queries/read-options';
+import type { ReadResult } from '../../domain/results/request-result';
+import { entityTagOf, ifNoneMatchMatches } from '../../domain/writes/entity-version';
+import { countStatement, fetchCount, fetchPage, listStatements, readEntity } from './entity-reader';
+import type { ReadRunner, ReadSettings } from './read-operation';
+import { planCount, planRead, type ODataControl, type ODataPlanning, type ReadPlan } from './read-plan';
+import type { ReadDb } from './read-timeout';
+
+/**
+ * The reads of the `/odata` service root (DESIGN §17), through the same parser, plan, SQL and
+ * limits as the root's (read-operation.ts): only what OData asks differently is here. `$top` limits
+ * the whole result and pages come in `odata.maxpagesize`; `$select` is honoured; a navigation
+ * (`Schemes('k')/Developments`) reads the target set within its parent; documents carry control
+ * information instead of unexpanded relations.
+ */
+
+export interface ODataReadRequest {
+  /** The entity set (`Schemes`). */
+  set: string;
+  /** The key, `$count`, or none for the set. */
+  key?: string;
+  /** A navigation property of the keyed entity. */
+  navigation?: string;
+  /** Query options (`$format` already taken out). */
+  query: Record<string, unknown>;
+  /** `Prefer: odata.maxpagesize` (at most MAX_TOP), or DEFAULT_TOP. */
+  pageSize: number;
+  control: ODataControl;
+  ifNoneMatch?: string;
+}
+
+/** A read's outcome; `empty`: a single-valued navigation property that is null (204). */
+export type ODataReadResult = ReadResult | { kind: 'empty' };
+
+/** The collection a list read pages: the set, or a parent's navigation collection. */
+interface Listing {
+  entity: EntityDefinition;
+  /** Its address below the service root, for the next link. */
+  path: string;
+  within?: ReadPlan['within'];
+}
+
+/** `Schemes('k')`: the key predicate a next link names a parent with. */
+const keyPredicate = (key: string) => `('${key.replace(/'/g, "''")}')`;
+
+export async function odataReadOperation(
+  run: ReadRunner,
+  request: ODataReadRequest,
+  settings: ReadSettings,
+): Promise<ODataReadResult> {
+  const entity = readableEntityOf(request.set);
+  const options = () => parseReadOptions(request.query, settings.limits);
+  const odata = (): ODataPlanning => ({
+    control: request.control,
+    select: selectOf(request.query),
+    maxNodes: settings.limits.maxSyntaxNodes,
+  });
+  if (request.key === undefined) return listRead(run, { entity, path: request.set }, request, settings, odata());
+  // `/$count` of the set; `Schemes/$count/Address` names no key (keyOf answers 404).
+  if (request.key === '$count' && request.navigation === undefined) {
+    const n = await run((db) => fetchCount(db, countStatement(planCount(entity, options()))));
+    return { kind: 'count', n };
+  }
+  const id = keyOf(entity, request.key);
+  if (request.navigation === undefined) return keyedRead(run, entity, id, request, settings, odata());
+  const navigation = request.navigation;
+  const member = memberOf(entitySource(entity), navigation);
+  if (member?.kind === 'relation') {
+    const target = await run((db) => columnOf(db, entity, member.relation.column, id));
+    if (target === undefined) throw notFound(`${entity.name} '${request.key}' does not exist.`);
+    if (target === null) return { kind: 'empty' };
+    return keyedRead(run, entityByName(member.relation.target), target, request, settings, odata());
+  }
+  // Complex collections (Notes, Tags, …) are properties of the entity, not navigation properties.
+  if (member?.kind !== 'collection' || member.collection.alwaysPopulated) {
+    throw notFound(`'${navigation}' is not a navigation property of ${entity.name}.`);
+  }
+  const collection = member.collection;
+  const listing = {
+    entity: entityByName(collection.target),
+    path: `${request.set}${keyPredicate(encodeId(entity.name, id))}/${navigation}`,
+    within: { column: collection.foreignKey, id },
+  };
+  const [exists, page] = await Promise.all([
+    run((db) => columnOf(db, entity, 'id', id)),
+    listRead(run, listing, request, settings, odata()),
+  ]);
+  if (exists === undefined) throw notFound(`${entity.name} '${request.key}' does not exist.`);
+  return page;
+}
+
+function selectOf(query: Record<string, unknown>): ODataPlanning['select'] {
+  const select = query.$select;
+  return typeof select === 'string' ? { text: select, at: 0 } : undefined;
+}
+
+/** A parent row's column (its foreign key, or its own id): undefined when the row does not exist. */
+async function columnOf(
+  db: ReadDb,
+  entity: EntityDefinition,
+  column: string,
+  id: number,
+): Promise<number | null | undefined> {
+  const result = await db.raw<{ rows: { v: number | null }[] }>(
+    `select ${column} as v from ${entity.table} where id = ?`,
+    [id],
+  );
+  const row = result.rows[0];
+  return row === undefined ? undefined : row.v;
+}
+
+async function keyedRead(
+  run: ReadRunner,
+  entity: EntityDefinition,
+  id: number,
+  request: ODataReadRequest,
+  settings: ReadSettings,
+  odata: ODataPlanning,
+): Promise<ODataReadResult> {
+  const parsed = parseReadOptions(request.query, settings.limits);
+  const row = await run((db) =>
+    readEntity(db, entity, id, { expand: parsed.expand, expandTop: parsed.expandTop, odata, ...settings.budget }),
+  );
+  if (!row) throw notFound(`${entity.name} '${encodeId(entity.name, id)}' does not exist.`);
+  const tag = entityTagOf(row);
+  if (ifNoneMatchMatches(request.ifNoneMatch, tag)) return { kind: 'unchanged', tag };
+  return { kind: 'entity', json: row.json, tag };
+}
+
+/**
+ * A collection page. `$top` limits the whole result (OData): a page holds at most `pageSize` of
+ * it, and the next link asks for what is left.
+ */
+async function listRead(
+  run: ReadRunner,
+  listing: Listing,
+  request: ODataReadRequest,
+  settings: ReadSettings,
+  odata: ODataPlanning,
+): Promise<ODataReadResult> {
+  const parsed = parseReadOptions(request.query, settings.limits);
+  const whole = request.query.$top !== undefined ? parsed.top : undefined;
+  const top = Math.min(whole ?? request.pageSize, request.pageSize);
+  const options: ReadOptions = { ...parsed, top };
+  const plan = planRead(listing.entity, options, odata);
+  if (listing.within) plan.within = listing.within;
+  const { budget } = settings;
+  const statements = listStatements(plan, budget, options.count);
+  const count = statements.count;
+  const [page, total] = await Promise.all([
+    run((db) => fetchPage(db, statements.page, budget)),
+    count ? run((db) => fetchCount(db, count)) : undefined,
+  ]);
+  const result: Extract<ReadResult, { kind: 'page' }> = { kind: 'page', json: page.json };
+  if (total !== undefined) result.total = total;
+  const rest = whole === undefined ? undefined : whole - top;
+  if (page.hasNext && page.lastKey !== undefined && rest !== 0) {
+    const { $top: _top, ...others } = request.query;
+    const next = nextPageAddress({
+      route: listing.path,
+      query: rest === undefined ? others : { ...others, $top: String(rest) },
+      options,
+      lastId: encodeId(listing.entity.name, page.lastKey),
+      limits: settings.limits,
+    });
+    if (next) result.next = next;
+  }
+  return result;
+}
