@@ -7,7 +7,11 @@ import { startStack, type Stack } from '../support/stack';
 import { parseCsv } from '../support/csv';
 import { checkedFetch } from '../support/contract';
 
-/** /Export: CSV and NDJSON, filters and ordering, far more rows than a page, and clients leaving early. */
+/**
+ * /Export: CSV and NDJSON, filters and ordering, far more rows than a page, and clients leaving early.
+ * One test at a time: an API process runs a few exports at once (exportConcurrencyFor) and answers
+ * the next a 503, which a loaded machine reached with nine tests at once.
+ */
 
 let stack: Stack;
 test.before(async () => {
@@ -51,7 +55,7 @@ function csvRecords(text: string): Record<string, string>[] {
   return rows.map((row) => Object.fromEntries(header!.map((name, i) => [name, row[i]!])));
 }
 
-test('CSV: header in definition order with Id first, relations as <Relation>Id, RFC 4180 quoting', async (t) => {
+test.serial('CSV: header in definition order with Id first, relations as <Relation>Id, RFC 4180 quoting', async (t) => {
   const [address] = await stack.knex('addresses').insert({ address_line: '1 Quay St' }).returning('id');
   const addressId = (address as { id: number }).id;
   const tricky = 'Smith, "The Yard"\nPhase 2';
@@ -105,7 +109,7 @@ async function exportedCompanyNames(tag: string, names: string[]): Promise<strin
 const FORMULA_START = /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/;
 const escapedCell = (text: string) => (FORMULA_START.test(text) ? `'${text}` : text);
 
-test('CSV: a bare LF or CR in a name is quoted, so "a\\n=1+1" stays one record and no cell is a formula', async (t) => {
+test.serial('CSV: a bare LF or CR in a name is quoted, so "a\\n=1+1" stays one record and no cell is a formula', async (t) => {
   const names = ['a\n=1+1', '\r=1+1', 'a\r=1+1', '\n@SUM(A1)', 'x,\r\n-2+3'];
   const exported = await exportedCompanyNames('csv-breaks', names);
   t.deepEqual(
@@ -118,7 +122,7 @@ test('CSV: a bare LF or CR in a name is quoted, so "a\\n=1+1" stays one record a
   );
 });
 
-test('CSV property over HTTP: arbitrary names come back one record each, as written or behind a quote mark', async (t) => {
+test.serial('CSV property over HTTP: arbitrary names come back one record each, as written or behind a quote mark', async (t) => {
   const name = fc.string({
     unit: fc.oneof(
       fc.constantFrom('"', ',', '\r', '\n', '=', '+', '-', '@', '\t', "'", '\uFF1D', '😀'),
@@ -141,7 +145,7 @@ test('CSV property over HTTP: arbitrary names come back one record each, as writ
   );
 });
 
-test('CSV is the default for */* and text/csv; NDJSON on request; anything else is 406', async (t) => {
+test.serial('CSV is the default for */* and text/csv; NDJSON on request; anything else is 406', async (t) => {
   const filter = `$filter=SchemeName eq 'no such scheme'`;
   for (const accept of ['*/*', 'text/csv', 'text/*', 'application/x-ndjson;q=0.5, text/csv']) {
     const res = await stack.get(`/Export/Schemes?${filter}`, { accept });
@@ -156,7 +160,7 @@ test('CSV is the default for */* and text/csv; NDJSON on request; anything else 
   t.like(json.body as object, { type: 'about:blank', title: 'Not Acceptable', status: 406 });
 });
 
-test('NDJSON: one entity per line, as a keyed read shows it, owned collections included', async (t) => {
+test.serial('NDJSON: one entity per line, as a keyed read shows it, owned collections included', async (t) => {
   const id = await insertScheme({ scheme_name: 'ndjson-scheme', total_units: 3 });
   const [company] = await stack.knex('companies').insert({ name: 'Builder & Co' }).returning('id');
   await stack.knex('scheme_notes').insert([
@@ -189,7 +193,7 @@ test('NDJSON: one entity per line, as a keyed read shows it, owned collections i
   t.deepEqual(docs[1]!.Companies, []);
 });
 
-test('$filter and $orderby are honoured, with the key breaking ties', async (t) => {
+test.serial('$filter and $orderby are honoured, with the key breaking ties', async (t) => {
   const rows = [
     ['order-a', 30],
     ['order-b', 10],
@@ -213,7 +217,7 @@ test('$filter and $orderby are honoured, with the key breaking ties', async (t) 
   );
 });
 
-test('$search selects rows as on list reads, by relevance when no $orderby is given', async (t) => {
+test.serial('$search selects rows as on list reads, by relevance when no $orderby is given', async (t) => {
   const ids = [
     await insertScheme({ scheme_name: 'searchx riverside tower' }),
     await insertScheme({ scheme_name: 'searchx plain block' }),
@@ -356,7 +360,7 @@ test.serial('every NDJSON line has the bytes of the keyed read with the owned co
   }
 });
 
-test('every one of 5,000 rows arrives once, in key order (no page cut)', async (t) => {
+test.serial('every one of 5,000 rows arrives once, in key order (no page cut)', async (t) => {
   await stack.knex.raw(
     `insert into schemes (scheme_name, total_units) select 'bulk-' || lpad(g::text, 5, '0'), g from generate_series(1, 5000) g`,
   );
@@ -436,7 +440,7 @@ test.serial(
   },
 );
 
-test('bad requests are problems before any row is streamed', async (t) => {
+test.serial('bad requests are problems before any row is streamed', async (t) => {
   const cases: [string, number][] = [
     ['/Export/NoSuchEntities', 404],
     ['/Export/Schemes?$top=10', 400],
