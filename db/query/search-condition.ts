@@ -235,22 +235,27 @@ function hasFieldTerm(node: SearchNode): boolean {
 /**
  * The common case — no field named anywhere — as one tsquery over the all-fields document: one
  * parameter, one GIN probe whatever the number of terms (20 OR'ed words cost one index scan, not
- * 20), ranked with field weights (names first). The join only selects (a count reads no document);
- * list pages rank the window of `rankWindow` by a lookup of each row's document, and exports, which
- * read every row anyway, rank every row (`defaultOrder`). There is one all-fields document per
- * key, so the join adds no rows.
+ * 20), ranked with field weights (names first). The join carries each match's document: a count
+ * never reads it, exports (which read every row anyway) rank every row from it in the same pass
+ * (a correlated lookup per row to rank cost 1.2 of 2.2 s for 97k matches), and list pages rank
+ * only the window of `rankWindow`, by a lookup of each of its rows. There is one all-fields
+ * document per key, so the join adds no rows.
  */
 function wholeDocumentSearch(entity: EntityDefinition, search: SearchNode, windowSize: number): ExtraCondition {
   const text = queryText(search);
-  const rankOf = (key: string) =>
-    `(select ts_rank(d.document, to_tsquery('${TEXT_SEARCH_CONFIG}', ?)) from search_fields d where d.entity_type = ? and d.field = '${ALL_FIELDS}' and d.entity_key = ${key})`;
   return {
     join: {
-      sql: `join (select s.entity_key from search_fields s where s.entity_type = ? and s.field = '${ALL_FIELDS}' and s.document @@ to_tsquery('${TEXT_SEARCH_CONFIG}', ?)) rs on rs.entity_key = r.id`,
+      sql: `join (select s.entity_key, s.document from search_fields s where s.entity_type = ? and s.field = '${ALL_FIELDS}' and s.document @@ to_tsquery('${TEXT_SEARCH_CONFIG}', ?)) rs on rs.entity_key = r.id`,
       params: [entity.name, text],
     },
-    defaultOrder: { sql: `${rankOf('r.id')} desc`, params: [text, entity.name] },
-    rankWindow: { size: windowSize, rank: { sql: rankOf('w.id'), params: [text, entity.name] } },
+    defaultOrder: { sql: `ts_rank(rs.document, to_tsquery('${TEXT_SEARCH_CONFIG}', ?)) desc`, params: [text] },
+    rankWindow: {
+      size: windowSize,
+      rank: {
+        sql: `(select ts_rank(d.document, to_tsquery('${TEXT_SEARCH_CONFIG}', ?)) from search_fields d where d.entity_type = ? and d.field = '${ALL_FIELDS}' and d.entity_key = w.id)`,
+        params: [text, entity.name],
+      },
+    },
   };
 }
 
