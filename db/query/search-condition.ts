@@ -245,10 +245,10 @@ function wholeDocumentSearch(entity: EntityDefinition, search: SearchNode, windo
   const text = queryText(search);
   return {
     join: {
-      sql: `join (select s.entity_key, s.document from search_fields s where s.entity_type = ? and s.field = '${ALL_FIELDS}' and s.document @@ to_tsquery('${TEXT_SEARCH_CONFIG}', ?)) rs on rs.entity_key = r.id`,
-      params: [entity.name, text],
+      sql: `join (select s.entity_key, s.document, q.q from search_fields s, to_tsquery('${TEXT_SEARCH_CONFIG}', ?) q(q) where s.entity_type = ? and s.field = '${ALL_FIELDS}' and s.document @@ q.q) rs on rs.entity_key = r.id`,
+      params: [text, entity.name],
     },
-    defaultOrder: { sql: `ts_rank(rs.document, to_tsquery('${TEXT_SEARCH_CONFIG}', ?)) desc`, params: [text] },
+    defaultOrder: { sql: 'ts_rank(rs.document, rs.q) desc', params: [] },
     rankWindow: {
       size: windowSize,
       rank: {
