@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { zeroPoint } from '../domain/ids/id-codec';
+import { SEARCH_RANK_WINDOW } from '../db/query/search-condition';
 
 /**
  * The hand-written read floor (DESIGN §9, issue 12): for each read scenario of scenarios.ts, the
@@ -86,17 +87,27 @@ const FILTERED_COUNT: pg.QueryConfig = {
   text: `select count(*)::int as n from schemes where ${FILTER}`,
 };
 
-/** Match and rank in one pass over the search documents, then the page's Schemes. */
+/**
+ * Match, then rank the window the service ranks (the first SEARCH_RANK_WINDOW matches in key
+ * order), the matches after it following by key, then the page's Schemes.
+ */
+const MATCHES = `search_fields f where f.entity_type = 'Scheme' and f.field = '*' and f.document @@ to_tsquery('simple', $1)
+               and exists (select from schemes x where x.id = f.entity_key)`;
 const SEARCH: pg.QueryConfig = {
   name: 'hand_search',
   text: page(
     plainListScheme,
-    `from (select f.entity_key, ts_rank(f.document, q) as rank from search_fields f, to_tsquery('simple', $1) q
-             where f.entity_type = 'Scheme' and f.field = '*' and f.document @@ q
-               and exists (select from schemes x where x.id = f.entity_key)
-             order by rank desc, f.entity_key limit $2 offset $3) m
+    `from (with w as materialized (select f.entity_key from ${MATCHES} order by f.entity_key limit ${SEARCH_RANK_WINDOW})
+           select m.entity_key, m.part, m.rank from (
+             (select w.entity_key, 0 as part, ts_rank(f.document, to_tsquery('simple', $1)) as rank
+                from w join search_fields f on f.entity_type = 'Scheme' and f.field = '*' and f.entity_key = w.entity_key)
+             union all
+             (select f.entity_key, 1, 0::real from ${MATCHES}
+                and f.entity_key > (select max(entity_key) from w) and (select count(*) from w) = ${SEARCH_RANK_WINDOW}
+                order by f.entity_key limit $2::int + $3::int)
+           ) m order by m.part, m.rank desc, m.entity_key limit $2 offset $3) m
       join schemes s on s.id = m.entity_key`,
-    'm.rank desc, s.id',
+    'm.part, m.rank desc, s.id',
   ),
 };
 

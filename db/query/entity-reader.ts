@@ -48,6 +48,8 @@ interface RootRows {
   orderBy: string;
   /** `from` without the joins only the ordering needs (a count has no ordering). */
   countFrom: string;
+  /** `from` with one more condition in its WHERE. */
+  fromAnd(condition: string): string;
 }
 
 function rootRows(plan: ReadPlan, builder = new SqlBuilder()): RootRows {
@@ -64,8 +66,28 @@ function rootRows(plan: ReadPlan, builder = new SqlBuilder()): RootRows {
     ? [builder.embed(plan.search.defaultOrder.sql, plan.search.defaultOrder.params)]
     : [];
   const orderBy = orderSql(plan.ordering, scope, defaults);
-  const from = `from ${plan.entity.table} r ${searchJoin} ${scope.joinSql.join(' ')} ${whereSql}`;
-  return { builder, from, orderBy, countFrom };
+  const tables = `from ${plan.entity.table} r ${searchJoin} ${scope.joinSql.join(' ')}`;
+  const fromAnd = (condition: string) => `${tables} where ${[...where, condition].join(' and ')}`;
+  return { builder, from: `${tables} ${whereSql}`, orderBy, countFrom, fromAnd };
+}
+
+/**
+ * The ids of one page, in order. A `$search` without `$orderby` ranks only its window (the first
+ * rows in key order, `w`, DESIGN §5 as issue 27 bounds it); the rows after the window follow in
+ * key order, and are read only when the window is full. Both parts stop after the page.
+ */
+function pageIdsSql(plan: ReadPlan, rows: RootRows): string {
+  const { builder } = rows;
+  const limit = builder.param(plan.top + 1);
+  const offset = builder.param(plan.skip);
+  const window = plan.ordering.byDefault ? plan.search?.rankWindow : undefined;
+  if (!window) return `select r.id ${rows.from} order by ${rows.orderBy} limit ${limit} offset ${offset}`;
+  const size = builder.param(window.size, 'int8');
+  const rank = builder.embed(window.rank.sql, window.rank.params);
+  const reach = builder.param(plan.top + 1 + plan.skip, 'int8');
+  const ranked = `select w.id, 0 as part, ${rank} as rank from w`;
+  const after = `select r.id, 1 as part, 0::real as rank ${rows.fromAnd('r.id > (select max(w.id) from w)')} and (select count(*) from w) = ${size} order by r.id limit ${reach}`;
+  return `with w as materialized (select r.id ${rows.from} order by r.id limit ${size}) select p.id from ((${ranked}) union all (${after})) p order by p.part, p.rank desc, p.id limit ${limit} offset ${offset}`;
 }
 
 /**
@@ -126,7 +148,7 @@ export function listStatements(
   const { builder } = rows;
   // One row past the page says exactly whether there is a next page (the Link header); its
   // document is never built (the aggregate's FILTER is checked before its argument).
-  const page = `select r.id ${rows.from} order by ${rows.orderBy} limit ${builder.param(plan.top + 1)} offset ${builder.param(plan.skip)}`;
+  const page = pageIdsSql(plan, rows);
   const doc = documentSql(plan.source, 'd', 'list', plan.document, builder);
   const top = builder.param(plan.top);
   // array(subquery) keeps the page's order; ordinality carries it into the aggregate.

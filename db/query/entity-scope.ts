@@ -119,11 +119,14 @@ export function filterSql(expr: PlannedExpr, scope: EntityScope, negated = false
 
 /**
  * ORDER BY of a planned ordering: its items, or `defaults` when the client gave none, then the
- * key as the final tie-breaker so pages are stable.
+ * key as the final tie-breaker so pages are stable. The key goes the way the last item goes: one
+ * `(column, id)` index then serves `X asc` forwards and `X desc` backwards (issue 27), where a key
+ * always ascending left every `desc` (and its nulls, first) to a sort.
  */
 export function orderSql(ordering: PlannedOrdering, scope: EntityScope, defaults: readonly string[] = []): string {
   const parts = ordering.items.map((item) => `${scope.columnSql(item.ref)} ${item.direction}`);
   if (ordering.byDefault) parts.push(...defaults);
-  if (!ordering.ordersByKey) parts.push(`${scope.alias}.id`);
+  const keyDirection = ordering.items.at(-1)?.direction === 'desc' ? ' desc' : '';
+  if (!ordering.ordersByKey) parts.push(`${scope.alias}.id${keyDirection}`);
   return parts.join(', ');
 }

@@ -17,18 +17,32 @@ interface Fragment {
 /** What other read features (here `$search`) add to the root rows `r`: a condition or a join. */
 export interface ExtraCondition {
   where?: Fragment;
-  /** A join that keeps only the matching rows, one row each (and can carry their relevance). */
+  /** A join that keeps only the matching rows, one row each. */
   join?: Fragment;
   /** An ORDER BY prefix used when the client gave no `$orderby` (e.g. relevance). */
   defaultOrder?: { sql: string; params: unknown[] };
+  /**
+   * Relevance over a bounded window, for list pages without `$orderby`: the first `size` rows the
+   * read selects in key order (`w.id`) are ranked by `rank` and come first, the rows after them
+   * follow in key order. A page then costs the window, not every match.
+   */
+  rankWindow?: { size: number; rank: Fragment };
 }
+
+/**
+ * How many matches of a `$search` without `$orderby` are ranked (issue 27): the first ones in key
+ * order. Ranking every match cost 1.3 s for a word in most rows at 100k schemes and grew with the
+ * table; a window ranks a bounded set whatever the word.
+ */
+export const SEARCH_RANK_WINDOW = 1000;
 
 /**
  * `$search` (DESIGN §5) compiled against the search read model: each term is a key set served by
  * the GIN index (`document @@ query`) restricted to its fields; AND/OR/NOT combine those sets.
  * Words of 2+ characters match as prefixes (`tow` finds "Tower"), one-character words as whole
  * words; a quoted phrase matches its words in order. With
- * no `$orderby`, rows come by relevance (summed rank over the matching fields), then key.
+ * no `$orderby`, rows come by relevance (summed rank over the matching fields), then key; a search
+ * naming no field ranks the first SEARCH_RANK_WINDOW matches of a page's read (`rankWindow`).
  */
 
 type Term = Extract<SearchNode, { kind: 'term' }>;
@@ -73,7 +87,12 @@ function queryText(node: SearchNode): string {
   }
 }
 
-export function searchCondition(entity: EntityDefinition, search: SearchNode, searchFields?: string[]): ExtraCondition {
+export function searchCondition(
+  entity: EntityDefinition,
+  search: SearchNode,
+  searchFields?: string[],
+  windowSize = SEARCH_RANK_WINDOW,
+): ExtraCondition {
   const allFields = Object.keys(entity.searchFields);
   if (allFields.length === 0) throw badRequest(`$search is not offered on /${entity.route}`);
   const known = (field: string) => {
@@ -83,7 +102,7 @@ export function searchCondition(entity: EntityDefinition, search: SearchNode, se
     return field;
   };
   const chosen = searchFields?.length ? searchFields.map(known) : undefined;
-  if (!chosen && !hasFieldTerm(search)) return wholeDocumentSearch(entity, search);
+  if (!chosen && !hasFieldTerm(search)) return wholeDocumentSearch(entity, search, windowSize);
 
   const defaultFields = chosen ?? allFields;
   const fieldsOf = (term: Term) => (term.field ? [known(term.field)] : defaultFields);
@@ -216,17 +235,27 @@ function hasFieldTerm(node: SearchNode): boolean {
 /**
  * The common case — no field named anywhere — as one tsquery over the all-fields document: one
  * parameter, one GIN probe whatever the number of terms (20 OR'ed words cost one index scan, not
- * 20), ranked with field weights (names first). A join to the matching documents ranks each in
- * the same pass (a correlated lookup per row to rank cost 1.2 of 2.2 s for 97k matches); there
- * is one all-fields document per key, so the join adds no rows.
+ * 20), ranked with field weights (names first). The join carries each match's document: a count
+ * never reads it, exports (which read every row anyway) rank every row from it in the same pass
+ * (a correlated lookup per row to rank cost 1.2 of 2.2 s for 97k matches), and list pages rank
+ * only the window of `rankWindow`, by a lookup of each of its rows. There is one all-fields
+ * document per key, so the join adds no rows.
  */
-function wholeDocumentSearch(entity: EntityDefinition, search: SearchNode): ExtraCondition {
+function wholeDocumentSearch(entity: EntityDefinition, search: SearchNode, windowSize: number): ExtraCondition {
+  const text = queryText(search);
   return {
     join: {
-      sql: `join (select s.entity_key, ts_rank(s.document, q.q) as rank from search_fields s, to_tsquery('${TEXT_SEARCH_CONFIG}', ?) q(q) where s.entity_type = ? and s.field = '${ALL_FIELDS}' and s.document @@ q.q) rs on rs.entity_key = r.id`,
-      params: [queryText(search), entity.name],
+      sql: `join (select s.entity_key, s.document, q.q from search_fields s, to_tsquery('${TEXT_SEARCH_CONFIG}', ?) q(q) where s.entity_type = ? and s.field = '${ALL_FIELDS}' and s.document @@ q.q) rs on rs.entity_key = r.id`,
+      params: [text, entity.name],
     },
-    defaultOrder: { sql: 'rs.rank desc', params: [] },
+    defaultOrder: { sql: 'ts_rank(rs.document, rs.q) desc', params: [] },
+    rankWindow: {
+      size: windowSize,
+      rank: {
+        sql: `(select ts_rank(d.document, to_tsquery('${TEXT_SEARCH_CONFIG}', ?)) from search_fields d where d.entity_type = ? and d.field = '${ALL_FIELDS}' and d.entity_key = w.id)`,
+        params: [text, entity.name],
+      },
+    },
   };
 }
 

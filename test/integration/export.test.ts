@@ -207,13 +207,14 @@ test.serial('$filter and $orderby are honoured, with the key breaking ties', asy
     `/Export/Schemes?$filter=startswith(SchemeName,'order-') and TotalUnits ge 10&$orderby=TotalUnits desc`,
   );
   const records = csvRecords(res.text);
+  // order-c and order-d tie on 20: the key breaks the tie in the ordering's direction (descending).
   t.deepEqual(
     records.map((r) => r.SchemeName),
-    ['order-a', 'order-c', 'order-d', 'order-b'],
+    ['order-a', 'order-d', 'order-c', 'order-b'],
   );
   t.deepEqual(
     records.map((r) => r.Id),
-    ['order-a', 'order-c', 'order-d', 'order-b'].map((name) => encodeId('Scheme', ids.get(name)!)),
+    ['order-a', 'order-d', 'order-c', 'order-b'].map((name) => encodeId('Scheme', ids.get(name)!)),
   );
 });
 

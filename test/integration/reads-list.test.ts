@@ -72,7 +72,7 @@ test('$select is accepted and ignored; unknown $ options are refused', async (t)
   t.is((await stack.get('/Schemes?someParam=1')).status, 200, 'plain parameters are not OData options');
 });
 
-test('$orderby takes several keys, navigation paths and breaks ties by key', async (t) => {
+test("$orderby takes several keys, navigation paths and breaks ties by key, in the last key's direction", async (t) => {
   const res = await stack.get('/Schemes?$orderby=Address/City desc,SchemeName');
   // Nulls sort first on descending order (Postgres default, index-friendly); text compares by code
   // point, so 'london' > 'London' > 'Dublin'.
@@ -83,6 +83,10 @@ test('$orderby takes several keys, navigation paths and breaks ties by key', asy
   // The two 'Developer' rows tie on Role: the key decides, ascending.
   const tied = (ties.body as Doc[]).slice(0, 2).map((d) => (d.Scheme as Doc).Id);
   t.deepEqual(tied, [enc('Scheme', fx.schemes[0]!), enc('Scheme', fx.schemes[1]!)]);
+  // Descending, the key breaks the tie descending too: a `(Role, id)` index read backwards.
+  const descending = await stack.get('/SchemeCompanies?$orderby=Role desc');
+  const tiedDesc = (descending.body as Doc[]).slice(2).map((d) => (d.Scheme as Doc).Id);
+  t.deepEqual(tiedDesc, [enc('Scheme', fx.schemes[1]!), enc('Scheme', fx.schemes[0]!)]);
   const bad = await stack.get('/Schemes?$orderby=Nope asc');
   t.is(bad.status, 400);
   t.regex((bad.body as Doc).detail as string, /unknown property 'Nope' of Scheme at position 0/);

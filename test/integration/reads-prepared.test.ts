@@ -36,6 +36,18 @@ test.serial('a text runs unnamed the first time and prepared from the second, wi
   });
 });
 
+test.serial('a text search is planned for each execution, never prepared (its plan depends on the word)', async (t) => {
+  await withConnection(async (client) => {
+    const sql = "select count(*)::int as n from (values ('a park'::tsvector)) v(d) where d @@ to_tsquery('simple', ?)";
+    for (const word of ['park', 'park', 'helix', 'park']) await runStatement(client, sql, [word]);
+    t.deepEqual((await runStatement(client, sql, ['park'])).rows, [{ n: 1 }]);
+    t.false(
+      (await preparedTexts(client)).some((text) => text.includes('to_tsquery')),
+      'no prepared text search',
+    );
+  });
+});
+
 test.serial(
   'each connection holds at most the bound, deallocating the least recently used, which comes back on demand',
   async (t) => {

@@ -3,6 +3,11 @@ import { startStack, type Stack } from '../support/stack';
 import { enc, insertReadFixture, type ReadFixture } from '../support/fixtures';
 import { TestQueues, makeEvent } from '../support/queues';
 import { QUEUE, REBUILD_VIEWS_JOB } from '../../domain/queues/queue-contracts';
+import { Scheme } from '../../domain/entities';
+import { parseReadOptions } from '../../domain/queries/read-options';
+import { planRead } from '../../db/query/read-plan';
+import { fetchPage, listStatements } from '../../db/query/entity-reader';
+import { SEARCH_RANK_WINDOW, searchCondition } from '../../db/query/search-condition';
 
 let stack: Stack;
 let fx: ReadFixture;
@@ -60,6 +65,31 @@ test.serial('relevance orders results when no $orderby is given; $orderby overri
   // "beta" hits Beta Yard in its name and its company; Alpha Tower only through a company.
   t.deepEqual(await search('Schemes', 'beta'), ['Beta Yard', 'Alpha Tower']);
   t.deepEqual(await search('Schemes', 'beta', '&$orderby=SchemeName'), ['Alpha Tower', 'Beta Yard']);
+});
+
+test.serial('relevance ranks a window of the first matches in key order; later matches follow by key', async (t) => {
+  // The window as the service sizes it (SEARCH_RANK_WINDOW) holds both matches; a window of one
+  // holds only Alpha Tower (the lower key), so it comes first and Beta Yard follows by key.
+  const names = async (window: number, top = 60, skip = 0) => {
+    const options = parseReadOptions({ $search: 'beta', $top: String(top), $skip: String(skip) });
+    const plan = planRead(Scheme, options);
+    plan.search = searchCondition(Scheme, options.search!, undefined, window);
+    const page = await fetchPage(stack.knex, listStatements(plan).page);
+    return (JSON.parse(page.json) as Doc[]).map((d) => d.SchemeName);
+  };
+  t.deepEqual(await names(SEARCH_RANK_WINDOW), ['Beta Yard', 'Alpha Tower']);
+  t.deepEqual(await names(2), ['Beta Yard', 'Alpha Tower']);
+  t.deepEqual(await names(1), ['Alpha Tower', 'Beta Yard']);
+  t.deepEqual(await names(1, 1, 1), ['Beta Yard'], 'the rows after the window are paged too');
+  t.deepEqual(await names(1, 1, 2), []);
+  // `london` matches two schemes: a window of one leaves one to follow it, in key order.
+  const london = async (window: number) => {
+    const options = parseReadOptions({ $search: 'london' });
+    const plan = planRead(Scheme, options);
+    plan.search = searchCondition(Scheme, options.search!, undefined, window);
+    return (JSON.parse((await fetchPage(stack.knex, listStatements(plan).page)).json) as Doc[]).length;
+  };
+  t.is(await london(1), 2, 'every match is listed, whatever the window');
 });
 
 test.serial('search combines with $filter, $top, $skip, $count and $expand', async (t) => {
