@@ -109,41 +109,47 @@ async function exportedCompanyNames(tag: string, names: string[]): Promise<strin
 const FORMULA_START = /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/;
 const escapedCell = (text: string) => (FORMULA_START.test(text) ? `'${text}` : text);
 
-test.serial('CSV: a bare LF or CR in a name is quoted, so "a\\n=1+1" stays one record and no cell is a formula', async (t) => {
-  const names = ['a\n=1+1', '\r=1+1', 'a\r=1+1', '\n@SUM(A1)', 'x,\r\n-2+3'];
-  const exported = await exportedCompanyNames('csv-breaks', names);
-  t.deepEqual(
-    exported,
-    names.map((name) => [escapedCell(name), 'whole']),
-  );
-  t.deepEqual(
-    exported.map(([cell]) => cell!.charAt(0)),
-    ['a', "'", 'a', '\n', 'x'],
-  );
-});
+test.serial(
+  'CSV: a bare LF or CR in a name is quoted, so "a\\n=1+1" stays one record and no cell is a formula',
+  async (t) => {
+    const names = ['a\n=1+1', '\r=1+1', 'a\r=1+1', '\n@SUM(A1)', 'x,\r\n-2+3'];
+    const exported = await exportedCompanyNames('csv-breaks', names);
+    t.deepEqual(
+      exported,
+      names.map((name) => [escapedCell(name), 'whole']),
+    );
+    t.deepEqual(
+      exported.map(([cell]) => cell!.charAt(0)),
+      ['a', "'", 'a', '\n', 'x'],
+    );
+  },
+);
 
-test.serial('CSV property over HTTP: arbitrary names come back one record each, as written or behind a quote mark', async (t) => {
-  const name = fc.string({
-    unit: fc.oneof(
-      fc.constantFrom('"', ',', '\r', '\n', '=', '+', '-', '@', '\t', "'", '\uFF1D', '😀'),
-      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 2 }).filter((s) => !s.includes('\u0000')),
-    ),
-    minLength: 1,
-    maxLength: 20,
-  });
-  let run = 0;
-  await fc.assert(
-    fc.asyncProperty(fc.array(name, { minLength: 1, maxLength: 4 }), async (names) => {
-      const exported = await exportedCompanyNames(`csv-prop-${run++}`, names);
-      t.deepEqual(
-        exported,
-        names.map((text) => [escapedCell(text), 'whole']),
-      );
-      for (const [cell] of exported) t.false(FORMULA_START.test(cell!), JSON.stringify(cell));
-    }),
-    { numRuns: 40 },
-  );
-});
+test.serial(
+  'CSV property over HTTP: arbitrary names come back one record each, as written or behind a quote mark',
+  async (t) => {
+    const name = fc.string({
+      unit: fc.oneof(
+        fc.constantFrom('"', ',', '\r', '\n', '=', '+', '-', '@', '\t', "'", '\uFF1D', '😀'),
+        fc.string({ unit: 'grapheme', minLength: 1, maxLength: 2 }).filter((s) => !s.includes('\u0000')),
+      ),
+      minLength: 1,
+      maxLength: 20,
+    });
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(name, { minLength: 1, maxLength: 4 }), async (names) => {
+        const exported = await exportedCompanyNames(`csv-prop-${run++}`, names);
+        t.deepEqual(
+          exported,
+          names.map((text) => [escapedCell(text), 'whole']),
+        );
+        for (const [cell] of exported) t.false(FORMULA_START.test(cell!), JSON.stringify(cell));
+      }),
+      { numRuns: 40 },
+    );
+  },
+);
 
 test.serial('CSV is the default for */* and text/csv; NDJSON on request; anything else is 406', async (t) => {
   const filter = `$filter=SchemeName eq 'no such scheme'`;
