@@ -7,8 +7,8 @@ import { entitySource, memberOf } from '../../domain/queries/path-resolver';
 import { parseReadOptions, type ReadOptions } from '../../domain/queries/read-options';
 import type { ReadResult } from '../../domain/results/request-result';
 import { entityTagOf, ifNoneMatchMatches } from '../../domain/writes/entity-version';
-import { countStatement, fetchCount, fetchPage, listStatements, readEntity } from './entity-reader';
-import type { ReadRunner, ReadSettings } from './read-operation';
+import { countStatement, fetchCount, readEntity } from './entity-reader';
+import { pageAndCount, type ReadRunner, type ReadSettings } from './read-operation';
 import { planCount, planRead, type ODataControl, type ODataPlanning, type ReadPlan } from './read-plan';
 import type { ReadDb } from './read-timeout';
 
@@ -150,13 +150,7 @@ async function listRead(
   const options: ReadOptions = { ...parsed, top };
   const plan = planRead(listing.entity, options, odata);
   if (listing.within) plan.within = listing.within;
-  const { budget } = settings;
-  const statements = listStatements(plan, budget, options.count);
-  const count = statements.count;
-  const [page, total] = await Promise.all([
-    run((db) => fetchPage(db, statements.page, budget)),
-    count ? run((db) => fetchCount(db, count)) : undefined,
-  ]);
+  const { page, total } = await pageAndCount(run, plan, settings.budget, options.count);
   const result: Extract<ReadResult, { kind: 'page' }> = { kind: 'page', json: page.json };
   if (total !== undefined) result.total = total;
   const rest = whole === undefined ? undefined : whole - top;

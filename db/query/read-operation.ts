@@ -9,7 +9,7 @@ import type { LimitsConfig } from '../../infra/config/load-config';
 import type { ReadResult } from '../../domain/results/request-result';
 import { entityTagOf, ifNoneMatchMatches } from '../../domain/writes/entity-version';
 import { countStatement, fetchCount, fetchPage, listStatements, readEntity, type ReadBudget } from './entity-reader';
-import { planCount, planRead } from './read-plan';
+import { planCount, planRead, type ReadPlan } from './read-plan';
 import { withReadTimeout, type ReadDb } from './read-timeout';
 
 /**
@@ -64,6 +64,21 @@ export function onPool(knex: Knex, timeoutMs: number): ReadRunner {
   return (read) => withReadTimeout(knex, timeoutMs, read);
 }
 
+/**
+ * A page and, when asked, its count. Parse → plan (every 400) → SQL: both share one compiled WHERE,
+ * and run on two pooled connections at once, as the floor does: one connection would run them one
+ * after the other (c=1 filtered + $count: 0.60 of the floor instead of ~0.95).
+ */
+export async function pageAndCount(run: ReadRunner, plan: ReadPlan, budget: ReadBudget, withCount: boolean) {
+  const statements = listStatements(plan, budget, withCount);
+  const count = statements.count;
+  const [page, total] = await Promise.all([
+    run((db) => fetchPage(db, statements.page, budget)),
+    count ? run((db) => fetchCount(db, count)) : undefined,
+  ]);
+  return { page, total };
+}
+
 export async function readOperation(
   run: ReadRunner,
   request: ReadRequest,
@@ -74,15 +89,7 @@ export async function readOperation(
   const { budget } = settings;
   if (request.key === undefined) {
     const parsed = options();
-    // Parse → plan (every 400) → SQL: the page and its count share one compiled WHERE.
-    const statements = listStatements(planRead(entity, parsed), budget, parsed.count);
-    const count = statements.count;
-    // The page and its count on two pooled connections at once, as the floor does: one connection
-    // would run them one after the other (c=1 filtered + $count: 0.60 of the floor instead of ~0.95).
-    const [page, total] = await Promise.all([
-      run((db) => fetchPage(db, statements.page, budget)),
-      count ? run((db) => fetchCount(db, count)) : undefined,
-    ]);
+    const { page, total } = await pageAndCount(run, planRead(entity, parsed), budget, parsed.count);
     const result: Extract<ReadResult, { kind: 'page' }> = { kind: 'page', json: page.json };
     if (total !== undefined) result.total = total;
     if (page.hasNext && page.lastKey !== undefined) {
