@@ -20,6 +20,7 @@ import { changesFeed, printChangesFeed, type ChangesFeedReport } from './changes
 import { webhookLatency, type WebhookLatency } from './webhook-latency';
 import { hostileFuzz, printHostileFuzz, type HostileFuzzReport } from './hostile-fuzz';
 import { patchChecks, printPatchChecks } from './patch-check';
+import { scaleReads, printScaleReads, type ScaleReport } from './scale-reads';
 
 /**
  * `npm run bench`: drives the running service and the floor with autocannon at concurrency 1 and
@@ -509,6 +510,20 @@ async function main(): Promise<void> {
       },
     });
   }
+  // Reads whose cost could grow with the table, at this data set's size (bench/scale-reads.ts, issue 27).
+  let scale: ScaleReport | undefined;
+  if (selected('scale')) {
+    scale = await scaleReads({
+      service,
+      db,
+      schemes: schemeCount,
+      keyedRequests: rotating(keys, (k) => `/Schemes/${encoded.get(k)}`),
+      planKey: keys[0]!,
+      durationSeconds: Number(process.env.BENCH_SCALE_DURATION ?? 5),
+      warmupSeconds: Number(process.env.BENCH_SCALE_WARMUP ?? 1),
+    });
+    await databaseIdle(db);
+  }
   // The event loop under hostile input (bench/hostile-fuzz.ts, issue 24).
   let hostile: HostileFuzzReport | undefined;
   if (selected('hostile')) {
@@ -614,6 +629,7 @@ async function main(): Promise<void> {
   if (batch) printBatchImport(batch);
   if (changes) printChangesFeed(changes);
   if (hostile) printHostileFuzz(hostile);
+  if (scale) printScaleReads(scale, process.env.BENCH_SCALE_BASELINE);
   console.log(`API peak RSS over the whole run: ${peakRss.toFixed(0)} MiB`);
 
   mkdirSync(path.join(PROJECT_ROOT, 'bench/results'), { recursive: true });
@@ -636,6 +652,7 @@ async function main(): Promise<void> {
         replica,
         changes,
         hostile,
+        scale,
         patchChecks: patchCheck,
         apiProcesses: process.env.API_PROCESSES ?? '1',
         commandWorkerProcesses: process.env.COMMAND_WORKER_PROCESSES ?? '1',

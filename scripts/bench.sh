@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# npm run bench [-- --schemes N]: provisions the local stores like npm start (a database of its own,
-# emapi_bench), seeds it to N schemes when it has fewer, then runs bench/run.ts.
+# npm run bench [-- --schemes N]: provisions the local stores like npm start (a database of its own
+# per size, emapi_bench_<N>, so each data set is seeded once and kept between runs: the scale run of
+# bench/scale-reads.ts compares them), seeds it to N schemes when it has fewer, then runs bench/run.ts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/deps.sh
@@ -15,7 +16,7 @@ while [ $# -gt 0 ]; do
 done
 
 ensure_built
-provision_stores dev "${DEV_PG_PORT:-54320}" "${DEV_REDIS_PORT:-63790}" emapi_bench
+provision_stores dev "${DEV_PG_PORT:-54320}" "${DEV_REDIS_PORT:-63790}" "emapi_bench_$schemes"
 node dist/db/cli/migrate.js
 have=$(node -e "const pg=require('pg');const c=new pg.Client(process.env.DATABASE_URL);c.connect().then(()=>c.query('select count(*)::int n from schemes')).then(r=>{console.log(r.rows[0].n);return c.end()})")
 if [ "$have" -lt "$schemes" ]; then

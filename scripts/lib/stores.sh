@@ -30,9 +30,24 @@ find_pg_bin() {
 }
 
 ensure_pg_binaries() {
-  PG_BIN=$(find_pg_bin) && return 0
-  apt_install postgresql postgresql-contrib || die "PostgreSQL server is not installed: install it (for example 'apt-get install postgresql') or set DATABASE_URL."
-  PG_BIN=$(find_pg_bin) || die "PostgreSQL server binaries not found after install: set DATABASE_URL."
+  PG_BIN=$(find_pg_bin) || {
+    apt_install postgresql postgresql-contrib || die "PostgreSQL server is not installed: install it (for example 'apt-get install postgresql') or set DATABASE_URL."
+    PG_BIN=$(find_pg_bin) || die "PostgreSQL server binaries not found after install: set DATABASE_URL."
+  }
+  ensure_pg_extensions
+}
+
+# The extensions the migrations create (docs/configuration.md): pg_trgm, from PostgreSQL's contrib.
+# Debian's server package ships contrib; a build without it gets the contrib package of its version.
+ensure_pg_extensions() {
+  local bin share version
+  bin=$(dirname "$(readlink -f "$PG_BIN/postgres")") # /usr/local/bin may hold links to the real bin dir
+  share=$("$bin/pg_config" --sharedir 2>/dev/null || echo "$bin/../share")
+  [ -f "$share/extension/pg_trgm.control" ] && return 0
+  version=$("$bin/postgres" --version | sed -E 's/[^0-9]*([0-9]+).*/\1/')
+  apt_install "postgresql-contrib-$version" || apt_install postgresql-contrib \
+    || die "the pg_trgm extension (PostgreSQL contrib) is missing: install your server's contrib package (for example 'apt-get install postgresql-contrib') or set DATABASE_URL."
+  [ -f "$share/extension/pg_trgm.control" ] || die "pg_trgm is still missing after installing contrib: set DATABASE_URL to a server that has it."
 }
 
 ensure_redis_binary() {
