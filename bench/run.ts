@@ -521,6 +521,7 @@ async function main(): Promise<void> {
       planKey: keys[0]!,
       durationSeconds: Number(process.env.BENCH_SCALE_DURATION ?? 5),
       warmupSeconds: Number(process.env.BENCH_SCALE_WARMUP ?? 1),
+      databaseIdle: () => databaseIdle(db),
     });
     await databaseIdle(db);
   }
