@@ -18,6 +18,8 @@ export const ODATA_ROOT = '/odata';
 export const BULL_BOARD_PATH = '/admin/queues';
 
 const JSON_BODY = ['application/json'] as const;
+/** `/odata/$batch`: the JSON batch format and OData 4.0's multipart one (DESIGN §17). */
+const ODATA_BATCH_BODY = ['application/json', 'multipart/mixed'] as const;
 const PATCH_BODY = ['application/json-patch+json'] as const;
 
 /** Read models (`/Activities`) are written only by workers: writes are 405, not 404. */
@@ -165,17 +167,18 @@ const SERVICE_ROUTES: Route[] = [
  * The reads of one entity set under `/odata` (DESIGN §17): the set, its `$count`, an entity by key
  * (`Schemes('k')` and `Schemes(Id='k')` are matched as the key segment `Schemes/k`, route-match.ts)
  * and a navigation property of it. No writes this release: other methods are 404s, as for any path.
+ * Each is reachable inside `/odata/$batch`, answered there as alone.
  */
 function odataEntityRoutes(entity: EntityDefinition): Route[] {
   const base = { root: ODATA_ROOT, policy: POLICY.default, entity };
   return [
-    { ...base, pattern: `/${entity.route}`, operations: { GET: { handler: 'odataList' } } },
-    { ...base, pattern: `/${entity.route}/$count`, operations: { GET: { handler: 'odataCount' } } },
-    { ...base, pattern: `/${entity.route}/{key}`, operations: { GET: { handler: 'odataEntity' } } },
+    { ...base, pattern: `/${entity.route}`, operations: { GET: { handler: 'odataList', batch: 'read' } } },
+    { ...base, pattern: `/${entity.route}/$count`, operations: { GET: { handler: 'odataCount', batch: 'read' } } },
+    { ...base, pattern: `/${entity.route}/{key}`, operations: { GET: { handler: 'odataEntity', batch: 'read' } } },
     {
       ...base,
       pattern: `/${entity.route}/{key}/{navigation}`,
-      operations: { GET: { handler: 'odataNavigation' } },
+      operations: { GET: { handler: 'odataNavigation', batch: 'read' } },
     },
   ];
 }
@@ -184,6 +187,15 @@ function odataEntityRoutes(entity: EntityDefinition): Route[] {
 const ODATA_SERVICE_ROUTES: Route[] = [
   { root: ODATA_ROOT, pattern: '', policy: 'none', operations: { GET: { handler: 'odataServiceDocument' } } },
   { root: ODATA_ROOT, pattern: '/$metadata', policy: 'none', operations: { GET: { handler: 'odataMetadata' } } },
+  {
+    root: ODATA_ROOT,
+    pattern: '/$batch',
+    // As the root's: policies apply per request inside, the body has its own limit (BATCH_MAX_BYTES).
+    policy: 'any',
+    operations: { POST: { handler: 'odataBatch', accepts: ODATA_BATCH_BODY } },
+    refuse: { methods: 'others', detail: '/odata/$batch takes POST.' },
+    ownBody: true,
+  },
 ];
 
 const READABLE = [...ENTITIES, ...READ_MODELS];
