@@ -38,7 +38,11 @@ function rowsOfStep(step: BatchStep, limits: ReadLimits): number {
       }
       options = odataPage(read, options);
     }
-    return readRowsOf(entity, options, read.key === '$count' && !read.odata?.navigation ? 'count' : keyed ? 'keyed' : 'page');
+    return readRowsOf(
+      entity,
+      options,
+      read.key === '$count' && !read.odata?.navigation ? 'count' : keyed ? 'keyed' : 'page',
+    );
   } catch (err) {
     if (err instanceof DomainError) return 0;
     throw err;

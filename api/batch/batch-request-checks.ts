@@ -125,7 +125,9 @@ function relativeUrl(request: BatchRequest, root: string): string {
   if (lower === prefix || lower.startsWith(`${prefix}/`) || lower.startsWith(`${prefix}?`)) {
     return path.slice(prefix.length).replace(/^\//, '');
   }
-  throw notFound(`No resource at ${request.method} ${path.split('?')[0]}: a batch to ${root} reaches ${root}'s routes only.`);
+  throw notFound(
+    `No resource at ${request.method} ${path.split('?')[0]}: a batch to ${root} reaches ${root}'s routes only.`,
+  );
 }
 
 /**

@@ -102,10 +102,7 @@ function rootBatch(maxBytes: number): BatchFormat {
  */
 const CHECK_SLICE_MS = 10;
 
-export function batchHandler<Framing = undefined>(
-  deps: BatchRouteDeps,
-  given?: BatchFormat<Framing>,
-): RequestHandler {
+export function batchHandler<Framing = undefined>(deps: BatchRouteDeps, given?: BatchFormat<Framing>): RequestHandler {
   const format = given ?? (rootBatch(deps.limits.maxBytes) as unknown as BatchFormat<Framing>);
 
   // One batch at a time is checked per process (api/limits/cpu-lane.ts).
@@ -119,7 +116,13 @@ export function batchHandler<Framing = undefined>(
     const steps = batch.steps.map(({ read }): AnsweredStep => {
       if (!read) return {};
       const { key, keyReference, odata } = read;
-      return { read: { ...(key === undefined ? {} : { key }), ...(keyReference === undefined ? {} : { keyReference }), ...(odata ? { odata } : {}) } };
+      return {
+        read: {
+          ...(key === undefined ? {} : { key }),
+          ...(keyReference === undefined ? {} : { keyReference }),
+          ...(odata ? { odata } : {}),
+        },
+      };
     });
     const sending = sendCommand<BatchResult | CommandResult>(req, res, deps.commandBus, batch, deps.limits.timeoutMs);
     // The next batch may start being checked while this one is signed and queued (both a slice at

@@ -45,7 +45,8 @@ export function boundaryOf(contentType: string): string {
   const match = /;\s*boundary\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType);
   const boundary = match?.[1] ?? match?.[2];
   if (!boundary) throw badRequest('multipart/mixed needs a boundary parameter in its Content-Type.');
-  if (!BOUNDARY.test(boundary)) throw badRequest('The multipart boundary is not 1 to 70 boundary characters (RFC 2046).');
+  if (!BOUNDARY.test(boundary))
+    throw badRequest('The multipart boundary is not 1 to 70 boundary characters (RFC 2046).');
   return boundary;
 }
 
@@ -78,7 +79,7 @@ function headerBlock(
 ): { lines: string[]; next: number } {
   const lines: string[] = [];
   const limit = Math.min(end, from + limits.maxHeaderBytes);
-  for (let at = from; ; ) {
+  for (let at = from; ;) {
     const line = lineEnd(bytes, at, end);
     if (!line || line.at >= limit) {
       if (end - from > limits.maxHeaderBytes) {
@@ -124,7 +125,7 @@ function bodiesOf(bytes: Buffer, from: number, end: number, boundary: string, wh
   const within = bytes.subarray(0, end);
   /** The next delimiter at or after `search`: at a line's start (or the body's), and ending as a delimiter does. */
   const nextDelimiter = (search: number, lineStart: number) => {
-    for (let at = search; at < end; ) {
+    for (let at = search; at < end;) {
       const hit = within.indexOf(dash, at);
       if (hit < 0) return undefined;
       const after = delimiterEnd(bytes, hit + dash.length, end);

@@ -31,7 +31,8 @@ import { serviceRootOf } from './service-root';
  */
 
 /** How the requests were framed: the JSON format, or multipart parts (message indexes, a changeset's in a list). */
-export type ODataBatchFraming = { kind: 'json' } | { kind: 'multipart'; parts: (number | number[])[]; ids: (string | undefined)[] };
+export type ODataBatchFraming =
+  { kind: 'json' } | { kind: 'multipart'; parts: (number | number[])[]; ids: (string | undefined)[] };
 
 export interface ODataBatchLimits {
   /** BATCH_MAX_BYTES. */
@@ -139,8 +140,14 @@ function withBindReferences(raw: unknown): unknown {
 
 /** Header names as HTTP/1.1 messages spell them (clients look up `Content-Type` exactly). */
 function headerName(name: string): string {
-  const special: Record<string, string> = { etag: 'ETag', 'odata-entityid': 'OData-EntityId', 'www-authenticate': 'WWW-Authenticate' };
-  return special[name] ?? name.replace(/(^|-)([a-z])/g, (_m, dash: string, letter: string) => dash + letter.toUpperCase());
+  const special: Record<string, string> = {
+    etag: 'ETag',
+    'odata-entityid': 'OData-EntityId',
+    'www-authenticate': 'WWW-Authenticate',
+  };
+  return (
+    special[name] ?? name.replace(/(^|-)([a-z])/g, (_m, dash: string, letter: string) => dash + letter.toUpperCase())
+  );
 }
 
 function messageOf(answer: Answer, contentId: string | undefined): HttpMessage {
@@ -162,7 +169,10 @@ function jsonEntry(id: string, answer: Answer): string {
  * The parts of a multipart answer: each request's response; a changeset's in a changeset, or, when
  * one of its requests failed, the one response of the request that failed it (not a 424 of the rest).
  */
-function multipartAnswer(framing: Extract<ODataBatchFraming, { kind: 'multipart' }>, answers: readonly Answer[]): BatchPart[] {
+function multipartAnswer(
+  framing: Extract<ODataBatchFraming, { kind: 'multipart' }>,
+  answers: readonly Answer[],
+): BatchPart[] {
   return framing.parts.map((part) => {
     if (typeof part === 'number') return { message: messageOf(answers[part]!, framing.ids[part]) };
     const failed = part.filter((i) => answers[i]!.status >= 400);
@@ -191,9 +201,7 @@ export function odataBatchFormat(limits: ODataBatchLimits): BatchFormat<ODataBat
     },
     root: (req: Request) => ({ path: ODATA_ROOT, readOf: odataBatchReadOf(serviceRootOf(req), limits.maxTop) }),
     empty: (framing) =>
-      framing.kind === 'json'
-        ? { type: 'application/json', text: '{"responses":[]}' }
-        : multipartText([]),
+      framing.kind === 'json' ? { type: 'application/json', text: '{"responses":[]}' } : multipartText([]),
     async render(recorded, framing, steps, req, pause) {
       if ('responses' in recorded) return { type: 'application/json', text: recorded.responses };
       const serviceRoot = serviceRootOf(req);

@@ -51,6 +51,8 @@ export interface BatchWrite extends CommandFields {
   representation: boolean;
   /** The body or operations hold `$<id>` references to resolve (most bodies hold none). */
   references?: true;
+  /** A write under `/odata` (DESIGN §17): its representation is the entity as an `/odata` keyed read shows it. */
+  odata?: { control: BatchODataRead['control'] };
 }
 
 export interface BatchStep {

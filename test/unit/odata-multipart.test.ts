@@ -30,17 +30,30 @@ const body = fc.oneof(
   fc.string({ maxLength: 80 }).map((text) => text.replace(/\n/g, ' ')),
 );
 const contentId = fc.option(fc.stringMatching(/^[A-Za-z0-9.-]{1,10}$/), { nil: undefined });
-const url = fc.constantFrom('Schemes', "Schemes('h1am3Q')", '$1', 'http://x/odata/Addresses?$top=2', '/odata/Schemes/$count');
+const url = fc.constantFrom(
+  'Schemes',
+  "Schemes('h1am3Q')",
+  '$1',
+  'http://x/odata/Addresses?$top=2',
+  '/odata/Schemes/$count',
+);
 
 function message(kind: 'request' | 'response') {
-  return fc.record({ contentId, headers, body, method: fc.constantFrom('GET', 'POST', 'PATCH', 'DELETE'), url, status: fc.integer({ min: 200, max: 599 }) }).map(
-    (m): HttpMessage => ({
+  return fc
+    .record({
+      contentId,
+      headers,
+      body,
+      method: fc.constantFrom('GET', 'POST', 'PATCH', 'DELETE'),
+      url,
+      status: fc.integer({ min: 200, max: 599 }),
+    })
+    .map((m): HttpMessage => ({
       ...(m.contentId === undefined ? {} : { contentId: m.contentId }),
       start: kind === 'request' ? { method: m.method, url: m.url } : { status: m.status },
       headers: m.headers as [string, string][],
       body: Buffer.from(m.body, 'utf8'),
-    }),
-  );
+    }));
 }
 
 function parts(kind: 'request' | 'response') {
@@ -134,13 +147,26 @@ test('malformed multipart is a 400 naming the fault; too many requests a 413', a
     [`${part('GETSchemes')}--b--`, 'not a request line'],
     [`${part('GET Schemes HTTP/2')}--b--`, 'not a request line'],
     [`--b\r\nContent-Type: text/plain\r\n\r\nhello\r\n--b--`, 'must be application/http'],
-    [`--b\r\nContent-Type: application/http\r\n${'X-Long: y\r\n'.repeat(300)}\r\nGET Schemes HTTP/1.1\r\n\r\n\r\n--b--`, 'exceed'],
-    [`--b\r\nContent-Type: application/http\r\nbad header\r\n\r\nGET Schemes HTTP/1.1\r\n\r\n\r\n--b--`, 'malformed header'],
+    [
+      `--b\r\nContent-Type: application/http\r\n${'X-Many: y\r\n'.repeat(60)}\r\nGET Schemes HTTP/1.1\r\n\r\n\r\n--b--`,
+      'more than 50 header lines',
+    ],
+    [
+      `--b\r\nContent-Type: application/http\r\nX-Long: ${'y'.repeat(3000)}\r\n\r\nGET Schemes HTTP/1.1\r\n\r\n\r\n--b--`,
+      'exceed',
+    ],
+    [
+      `--b\r\nContent-Type: application/http\r\nbad header\r\n\r\nGET Schemes HTTP/1.1\r\n\r\n\r\n--b--`,
+      'malformed header',
+    ],
     [
       `--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c\r\nContent-Type: multipart/mixed; boundary=d\r\n\r\n--d--\r\n--c--\r\n--b--`,
       'one level of nesting',
     ],
-    [`--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c\r\n${part('GET x HTTP/1.1').slice(4)}--b--`, 'closing delimiter'],
+    [
+      `--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c\r\n${part('GET x HTTP/1.1').slice(4)}--b--`,
+      'closing delimiter',
+    ],
   ];
   for (const [text, says, contentType] of cases) {
     const err = await refusal(text, contentType);

@@ -104,12 +104,11 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
   const read = (step: BatchStep, created: CreatedByStep, budget: ResponseBudget, clock: ReadClock) =>
     resulting(() =>
       withinBudgets([clock], deps.readSettings.timeoutMs, (timeoutMs) =>
-        readStep(
-          timeoutMs === deps.readSettings.timeoutMs ? pool : onPool(deps.readKnex, timeoutMs),
-          step,
-          created,
-          { ...deps.readSettings, timeoutMs, budget: budget.next() },
-        ),
+        readStep(timeoutMs === deps.readSettings.timeoutMs ? pool : onPool(deps.readKnex, timeoutMs), step, created, {
+          ...deps.readSettings,
+          timeoutMs,
+          budget: budget.next(),
+        }),
       ),
     );
 
