@@ -1,6 +1,6 @@
 import { jsonByteLengthExceeds } from '../../domain/json/json-size';
 import { parse as parseQuery } from 'node:querystring';
-import type { BatchRead, BatchStep } from '../../domain/batch/batch-command';
+import type { BatchRead, BatchStep, BatchWrite } from '../../domain/batch/batch-command';
 import type { BatchRequest } from '../../domain/batch/batch-request';
 import { POLICY } from '../../domain/auth/roles';
 import type { CommandName } from '../../domain/commands/command';
@@ -49,7 +49,15 @@ export interface StepContext {
    * The service root the batch was sent to: the root's (ROOT) unless given. Its requests reach only
    * the routes under it; `/odata`'s reads are built by `odata.readOf` (api/odata/odata-batch-read.ts).
    */
-  root?: { path: string; readOf(target: BatchTarget, request: BatchRequest): BatchRead };
+  root?: {
+    path: string;
+    readOf(target: BatchTarget, request: BatchRequest): BatchRead;
+    /** A write's builder (the one of the same request alone) and what its answer asks for. */
+    writeOf(
+      target: BatchTarget,
+      request: BatchRequest,
+    ): { commandOf: typeof writeCommandOf; representation: boolean; odata: NonNullable<BatchWrite['odata']> };
+  };
 }
 
 /** The query parameter a lone request may not carry a token in (RFC 6750 §2.3), by its decoded name. */
@@ -207,11 +215,14 @@ function writeStep(request: BatchRequest, target: BatchTarget, ctx: StepContext)
     ...(ifMatch === undefined ? {} : { ifMatch }),
     body: (mediaType) => (mediaTypeOf(request) === mediaType ? request.body : WRONG_MEDIA_TYPE),
   };
-  const { fields } = writeCommandOf(target.entity, target.kind as CommandName, target.accepts, input, ctx);
+  const under = ctx.root?.writeOf(target, request);
+  const commandOf = under?.commandOf ?? writeCommandOf;
+  const { fields } = commandOf(target.entity, target.kind as CommandName, target.accepts, input, ctx);
   return {
     ...fields,
     ...(target.keyReference === undefined ? {} : { keyReference: target.keyReference }),
-    representation: prefersRepresentation(request.headers.prefer),
+    ...(under ? { odata: under.odata } : {}),
+    representation: under ? under.representation : prefersRepresentation(request.headers.prefer),
     ...(request.bodyReferences ? { references: true as const } : {}),
   };
 }

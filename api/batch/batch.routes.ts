@@ -5,6 +5,7 @@ import type {
   BatchRead,
   BatchResult,
   BatchStep,
+  BatchWrite,
   LegacyRecordedBatch,
   RecordedBatch,
 } from '../../domain/batch/batch-command';
@@ -57,6 +58,7 @@ export interface BatchRouteDeps {
 /** What rendering an answer needs of a queued step: its read's key and `/odata` envelope (no query, no body). */
 export interface AnsweredStep {
   read?: Pick<BatchRead, 'key' | 'keyReference' | 'odata'>;
+  write?: Pick<BatchWrite, 'odata'>;
 }
 
 /**
@@ -113,7 +115,8 @@ export function batchHandler<Framing = undefined>(deps: BatchRouteDeps, given?: 
     if (checked === undefined) return;
     const { batch, leave, framing } = checked;
     // What the answer is rendered with: little of each step (a write's body or a query can be large).
-    const steps = batch.steps.map(({ read }): AnsweredStep => {
+    const steps = batch.steps.map(({ read, write }): AnsweredStep => {
+      if (write?.odata) return { write: { odata: write.odata } };
       if (!read) return {};
       const { key, keyReference, odata } = read;
       return {

@@ -165,7 +165,10 @@ function messageOf(
   const text = bytes.toString('latin1', start, line.at + 1 - line.eol);
   let first: HttpMessage['start'];
   if (kind === 'request') {
-    const request = /^([A-Za-z]+) (\S+) HTTP\/1\.[01]$/.exec(text);
+    // The URL is what lies between the method and the version: clients (@odata/client) leave the
+    // spaces of a `$filter` unencoded there.
+    // (Line breaks cannot be in `text`; other control characters are refused with the line.)
+    const request = /^([A-Za-z]+) (\S(?:[^\p{Cc}]*\S)?) HTTP\/1\.[01]$/u.exec(text);
     if (!request) throw badRequest(`${what}: '${text.slice(0, 100)}' is not a request line (METHOD URL HTTP/1.1).`);
     first = { method: request[1]!.toUpperCase(), url: request[2]! };
   } else {

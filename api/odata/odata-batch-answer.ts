@@ -1,35 +1,17 @@
 import { entityByName } from '../../domain/entities';
-import type { RequestResult, WrittenResult } from '../../domain/results/request-result';
+import type { RequestResult } from '../../domain/results/request-result';
 import { etagOf } from '../../domain/writes/entity-version';
 import { odataFailureAnswer, readAnswer, type Answer } from '../http/answer';
 import { CONSISTENCY_TOKEN_HEADER, tokenOfLsn } from '../http/consistency';
 import type { AnsweredStep } from '../batch/batch.routes';
-import { odataReadAnswer } from './odata-answer';
+import { odataReadAnswer, odataWrittenAnswer } from './odata-answer';
 
 /**
  * The answer of one request of `/odata/$batch` (DESIGN §17), rendered from its recorded result as
  * the same request alone is answered under `/odata`: reads in the OData envelope (odata-answer.ts),
- * failures as OData errors, writes with absolute `Location`/`OData-EntityId` and the entity's
- * context URL.
+ * failures as OData errors, writes as odataWrittenAnswer answers a lone one (the entity, when
+ * there is one, read in the batch's transaction as an `/odata` keyed read shows it).
  */
-
-const keyPredicate = (id: string) => `('${id.replace(/'/g, "''")}')`;
-
-function odataWrittenAnswer(result: WrittenResult, serviceRoot: string): Answer {
-  if (result.change === 'deleted') return { status: 204, headers: {} };
-  const set = entityByName(result.entity).route;
-  const id = `${serviceRoot}/${set}${keyPredicate(result.encodedId)}`;
-  const created = result.change === 'created';
-  const { representation } = result;
-  const headers: Record<string, string> = { etag: etagOf(representation?.version ?? result.version) };
-  if (created) headers.location = id;
-  if (!representation) return { status: 204, headers: { ...headers, 'odata-entityid': id } };
-  headers['content-type'] = 'application/json;odata.metadata=minimal';
-  const context = `"@odata.context":${JSON.stringify(`${serviceRoot}/$metadata#${set}/$entity`)}`;
-  const json = representation.json;
-  const body = json === '{}' ? `{${context}}` : `{${context},${json.slice(1)}`;
-  return { status: created ? 201 : 200, headers, body };
-}
 
 export function odataStepAnswer(
   result: RequestResult,
@@ -39,7 +21,17 @@ export function odataStepAnswer(
 ): Answer {
   if (result.kind === 'failed') return odataFailureAnswer(result.failure);
   if (result.kind === 'written') {
-    const answer = odataWrittenAnswer(result, serviceRoot);
+    const odata = step?.write?.odata;
+    const { representation } = result;
+    const entity = representation
+      ? { kind: 'entity' as const, json: representation.json, tag: etagOf(representation.version) }
+      : null;
+    const answer = odataWrittenAnswer(result, entity, {
+      serviceRoot,
+      set: entityByName(result.entity).route,
+      level: odata?.level ?? 'minimal',
+      ...(odata?.asked === undefined ? {} : { asked: odata.asked }),
+    });
     if (walPosition !== undefined) answer.headers[CONSISTENCY_TOKEN_HEADER] = tokenOfLsn(walPosition);
     return answer;
   }

@@ -1,9 +1,10 @@
-import type { BatchRead } from '../../domain/batch/batch-command';
+import type { BatchRead, BatchWrite } from '../../domain/batch/batch-command';
 import type { BatchRequest } from '../../domain/batch/batch-request';
 import { DEFAULT_TOP } from '../../domain/queries/read-options';
 import type { BatchTarget } from '../batch/batch-request-checks';
 import { NAMESPACE } from './metadata/structured-types';
-import { metadataLevelFrom, pageSizeFrom } from './odata-format';
+import { metadataLevelFrom, pageSizeFrom, returnPreferenceFrom } from './odata-format';
+import { odataWriteCommandOf } from './odata-write-command';
 import { navigationSet } from './odata-read.routes';
 
 /**
@@ -39,6 +40,33 @@ export function odataBatchReadOf(serviceRoot: string, maxTop: number) {
         level,
         contextSet: `${set}${selected}`,
       },
+    };
+  };
+}
+
+/**
+ * A write inside `/odata/$batch`: built by the builder of the same request alone
+ * (odata-write-command.ts), answered as it is (odata-write.routes.ts) — the entity after a create,
+ * nothing after an update, unless `Prefer: return=` says otherwise; the representation at the
+ * metadata level of `$format` or `Accept`.
+ */
+export function odataBatchWriteOf(serviceRoot: string) {
+  return (target: BatchTarget, request: BatchRequest) => {
+    const level = metadataLevelFrom(target.query.$format, request.headers.accept);
+    const asked = returnPreferenceFrom(request.headers.prefer);
+    const returns = asked ?? (target.kind === 'create' ? 'representation' : 'minimal');
+    const odata: NonNullable<BatchWrite['odata']> = {
+      control: {
+        etag: level !== 'none',
+        ...(level === 'full' ? { full: { serviceRoot, namespace: NAMESPACE } } : {}),
+      },
+      level,
+      ...(asked === undefined ? {} : { asked }),
+    };
+    return {
+      commandOf: odataWriteCommandOf,
+      representation: target.kind !== 'delete' && returns === 'representation',
+      odata,
     };
   };
 }

@@ -17,7 +17,7 @@ import {
   type HttpMessage,
 } from '../batch/multipart-batch';
 import { ODATA_ROOT } from '../routes/route-table';
-import { odataBatchReadOf } from './odata-batch-read';
+import { odataBatchReadOf, odataBatchWriteOf } from './odata-batch-read';
 import { odataStepAnswer } from './odata-batch-answer';
 import { serviceRootOf } from './service-root';
 
@@ -199,7 +199,11 @@ export function odataBatchFormat(limits: ODataBatchLimits): BatchFormat<ODataBat
       const parts = await parseMultipartBatch(bytes, req.get('content-type')!, multipartLimits, 'request', pause);
       return requestsOfParts(parts, pause);
     },
-    root: (req: Request) => ({ path: ODATA_ROOT, readOf: odataBatchReadOf(serviceRootOf(req), limits.maxTop) }),
+    root: (req: Request) => ({
+      path: ODATA_ROOT,
+      readOf: odataBatchReadOf(serviceRootOf(req), limits.maxTop),
+      writeOf: odataBatchWriteOf(serviceRootOf(req)),
+    }),
     empty: (framing) =>
       framing.kind === 'json' ? { type: 'application/json', text: '{"responses":[]}' } : multipartText([]),
     async render(recorded, framing, steps, req, pause) {

@@ -62,7 +62,11 @@ export type HandlerName =
   | 'odataList'
   | 'odataCount'
   | 'odataEntity'
-  | 'odataNavigation';
+  | 'odataNavigation'
+  | 'odataCreate'
+  | 'odataReplace'
+  | 'odataPatch'
+  | 'odataDelete';
 
 export interface Operation {
   handler: HandlerName;

@@ -51,8 +51,11 @@ export interface BatchWrite extends CommandFields {
   representation: boolean;
   /** The body or operations hold `$<id>` references to resolve (most bodies hold none). */
   references?: true;
-  /** A write under `/odata` (DESIGN §17): its representation is the entity as an `/odata` keyed read shows it. */
-  odata?: { control: BatchODataRead['control'] };
+  /**
+   * A write under `/odata` (DESIGN §17): its representation is the entity as an `/odata` keyed read
+   * shows it, answered at the metadata level asked, with `Preference-Applied` for an explicit `return=`.
+   */
+  odata?: { control: BatchODataRead['control']; level: BatchODataRead['level']; asked?: 'minimal' | 'representation' };
 }
 
 export interface BatchStep {

@@ -17,6 +17,7 @@ import { enc, insertReadFixture, type ReadFixture } from '../support/fixtures';
 const MAX_REQUESTS = 12;
 const MAX_BYTES = 64 * 1024;
 
+// The tests that count rows run serially, in this order, before the rest (ava runs serial tests first).
 let stack: Stack;
 let fx: ReadFixture;
 test.before(async () => {
@@ -86,7 +87,7 @@ const jsonOf = (m: HttpMessage) => JSON.parse(m.body.toString('utf8')) as Doc & 
 const headerOf = (m: HttpMessage, name: string) =>
   m.headers.find(([key]) => key.toLowerCase() === name.toLowerCase())?.[1];
 
-test('JSON format: reads answer in the OData envelope, URLs relative, root-relative or absolute', async (t) => {
+test.serial('JSON format: reads answer in the OData envelope, URLs relative, root-relative or absolute', async (t) => {
   const res = await jsonBatch([
     { id: 'list', method: 'GET', url: 'Schemes?$top=2&$count=true&$select=SchemeName' },
     { id: 'one', method: 'GET', url: `Schemes('${scheme(0)}')` },
@@ -155,7 +156,7 @@ test('JSON format: errors are OData errors; dependsOn on a failed request is a 4
   t.is((root.body as { responses: JsonResponse[] }).responses[0]!.status, 404);
 });
 
-test('multipart: reads, each an application/http part with status line, headers and body; Content-ID echoed', async (t) => {
+test.serial('multipart: reads, each an application/http part with status line, headers and body; Content-ID echoed', async (t) => {
   const b = 'batch_reads';
   const res = await multipartBatch(
     [
@@ -316,4 +317,134 @@ test('property: any JSON or multipart batch body answers without a 5xx, every 4x
     { numRuns: 60 },
   );
   t.pass();
+});
+
+const countOf = async (table: string) => Number(((await stack.knex(table).count('* as n').first()) as { n: string }).n);
+
+test.serial(
+  'multipart: a changeset of writes commits as one, Content-ID references in the URL and in @odata.bind',
+  async (t) => {
+    const b = 'batch_w';
+    const res = await multipartBatch(
+      [
+        changeset(b, 'cs_1', [
+          part('cs_1', 'POST Addresses HTTP/1.1', JSON.stringify({ AddressLine: '1 Mill Lane', City: 'Leeds' }), '1'),
+          part(
+            'cs_1',
+            'POST Schemes HTTP/1.1',
+            JSON.stringify({ SchemeName: 'Mill', 'Address@odata.bind': '$1' }),
+            '2',
+          ),
+          part('cs_1', 'PATCH $1 HTTP/1.1', JSON.stringify({ City: 'York' }), '3'),
+        ]),
+        part(b, "GET Schemes?$filter=SchemeName eq 'Mill'&$expand=Address HTTP/1.1"),
+      ],
+      b,
+    );
+    t.is(res.status, 200);
+    const [cs, get] = await answerParts(res);
+    const messages = (cs as { changeset: HttpMessage[] }).changeset;
+    t.deepEqual(
+      messages.map((m) => [m.contentId, statusOf(m)]),
+      [
+        ['1', 201],
+        ['2', 201],
+        ['3', 204],
+      ],
+    );
+    const created = jsonOf(messages[1]!);
+    t.is(created['@odata.context'], `${stack.baseUrl}/odata/$metadata#Schemes/$entity`);
+    t.regex(headerOf(messages[0]!, 'Location')!, new RegExp(`^${stack.baseUrl}/odata/Addresses\\('`));
+    const found = jsonOf((get as { message: HttpMessage }).message).value!;
+    t.is(found.length, 1);
+    t.deepEqual((found[0]!.Address as Doc).City, 'York');
+    t.is((found[0]!.Address as Doc).Id, jsonOf(messages[0]!).Id);
+  },
+);
+
+test.serial('multipart: a changeset that fails half-way answers one OData error and leaves nothing', async (t) => {
+  const before = { addresses: await countOf('addresses'), schemes: await countOf('schemes') };
+  const b = 'batch_f';
+  const res = await multipartBatch(
+    [
+      changeset(b, 'cs_f', [
+        part('cs_f', 'POST Addresses HTTP/1.1', JSON.stringify({ AddressLine: '9 Lost Road' }), 'a'),
+        part('cs_f', 'POST Schemes HTTP/1.1', JSON.stringify({ TotalUnits: 'many', 'Address@odata.bind': '$a' }), 's'),
+        part('cs_f', 'PATCH $a HTTP/1.1', JSON.stringify({ City: 'Nowhere' }), 'p'),
+      ]),
+      part(b, 'GET Addresses/$count HTTP/1.1'),
+    ],
+    b,
+  );
+  t.is(res.status, 200);
+  const [failed, count] = (await answerParts(res)) as { message: HttpMessage }[];
+  t.true(failed && 'message' in failed, 'one response in place of the changeset');
+  t.is(statusOf(failed!.message), 400);
+  t.is(failed!.message.contentId, 's');
+  const error = jsonOf(failed!.message).error!;
+  t.is(error.code, 'Validation');
+  t.true((error.details as Doc[]).length > 0);
+  t.is(count!.message.body.toString(), String(before.addresses));
+  t.is(await countOf('addresses'), before.addresses, 'the address of the failed changeset was not kept');
+  t.is(await countOf('schemes'), before.schemes);
+  t.is((await stack.knex('addresses').where({ address_line: '9 Lost Road' })).length, 0);
+});
+
+test.serial(
+  'JSON format: an atomicity group of writes with @odata.bind references; a failed group answers §12 and writes nothing',
+  async (t) => {
+    const ok = await jsonBatch([
+      { id: 'a1', atomicityGroup: 'g1', method: 'POST', url: 'Addresses', body: { AddressLine: '5 Weir St' } },
+      {
+        id: 's1',
+        atomicityGroup: 'g1',
+        method: 'POST',
+        url: 'Schemes',
+        headers: { Prefer: 'return=minimal' },
+        body: { SchemeName: 'Weir', 'Address@odata.bind': '$a1' },
+      },
+      { id: 'r1', dependsOn: ['g1'], method: 'GET', url: '$s1?$expand=Address' },
+    ]);
+    const r = responsesOf(ok);
+    t.is(r.a1!.status, 201);
+    t.is(r.s1!.status, 204);
+    t.regex(r.s1!.headers['odata-entityid']!, /\/odata\/Schemes\('/);
+    t.is(r.s1!.headers['preference-applied'], 'return=minimal');
+    t.is(r.r1!.status, 200);
+    t.is((r.r1!.body!.Address as Doc).Id, r.a1!.body!.Id);
+    t.is(r.r1!.body!['@odata.context'], `${stack.baseUrl}/odata/$metadata#Schemes/$entity`);
+
+    const before = await countOf('addresses');
+    const bad = await jsonBatch([
+      { id: 'b1', atomicityGroup: 'g2', method: 'POST', url: 'Addresses', body: { AddressLine: '6 Weir St' } },
+      { id: 'b2', atomicityGroup: 'g2', method: 'PATCH', url: "Addresses('zzzzzz')", body: { City: 'x' } },
+      { id: 'b3', dependsOn: ['g2'], method: 'GET', url: 'Addresses' },
+    ]);
+    const f = responsesOf(bad);
+    t.is(f.b2!.status, 404);
+    t.is(f.b2!.body!.error!.code, 'NotFound');
+    t.is(f.b1!.status, 424);
+    t.regex(f.b1!.body!.error!.message as string, /'b2' of atomicity group 'g2' failed/);
+    t.is(f.b3!.status, 424);
+    t.is(await countOf('addresses'), before);
+  },
+);
+
+test.serial('@odata/client drives a write through its multipart batch (a changeset per write)', async (t) => {
+  const client = OData.New4({ serviceEndpoint: `${stack.baseUrl}/odata/` });
+  const answers = await client.execBatchRequests([
+    client.newBatchRequest({ collection: 'Addresses', method: 'POST', entity: { AddressLine: '7 Client Row' } }),
+    client.newBatchRequest({
+      collection: 'Addresses',
+      params: client.newOptions().filter("AddressLine eq '7 Client Row'"),
+    }),
+  ]);
+  t.is(answers[0]!.status, 201);
+  const created = (await answers[0]!.json()) as Doc;
+  t.is(created.AddressLine, '7 Client Row');
+  const list = (await answers[1]!.json()) as { value: Doc[] };
+  t.deepEqual(
+    list.value.map((a) => a.Id),
+    [created.Id],
+  );
 });
