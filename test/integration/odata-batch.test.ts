@@ -156,32 +156,35 @@ test('JSON format: errors are OData errors; dependsOn on a failed request is a 4
   t.is((root.body as { responses: JsonResponse[] }).responses[0]!.status, 404);
 });
 
-test.serial('multipart: reads, each an application/http part with status line, headers and body; Content-ID echoed', async (t) => {
-  const b = 'batch_reads';
-  const res = await multipartBatch(
-    [
-      part(b, 'GET Schemes?$top=1 HTTP/1.1', '', 'r1'),
-      part(b, `GET Schemes('${scheme(1)}') HTTP/1.1`),
-      part(b, 'GET Schemes/$count HTTP/1.1'),
-      part(b, "GET Schemes('zzzzzz') HTTP/1.1"),
-    ],
-    b,
-  );
-  t.is(res.status, 200);
-  t.regex(res.headers.get('content-type')!, /^multipart\/mixed; boundary=batchresponse_[0-9a-f-]+$/);
-  const parts = await answerParts(res);
-  const messages = parts.map((p) => (p as { message: HttpMessage }).message);
-  t.is(messages.length, 4);
-  t.is(statusOf(messages[0]!), 200);
-  t.is(messages[0]!.contentId, 'r1');
-  t.is(headerOf(messages[0]!, 'Content-Type'), 'application/json;odata.metadata=minimal');
-  t.is(jsonOf(messages[0]!).value!.length, 1);
-  t.is(jsonOf(messages[1]!).SchemeName, 'Beta Yard');
-  t.regex(headerOf(messages[1]!, 'ETag')!, /^"\d+"$/);
-  t.is(messages[2]!.body.toString(), '4');
-  t.is(statusOf(messages[3]!), 404);
-  t.is(jsonOf(messages[3]!).error!.code, 'NotFound');
-});
+test.serial(
+  'multipart: reads, each an application/http part with status line, headers and body; Content-ID echoed',
+  async (t) => {
+    const b = 'batch_reads';
+    const res = await multipartBatch(
+      [
+        part(b, 'GET Schemes?$top=1 HTTP/1.1', '', 'r1'),
+        part(b, `GET Schemes('${scheme(1)}') HTTP/1.1`),
+        part(b, 'GET Schemes/$count HTTP/1.1'),
+        part(b, "GET Schemes('zzzzzz') HTTP/1.1"),
+      ],
+      b,
+    );
+    t.is(res.status, 200);
+    t.regex(res.headers.get('content-type')!, /^multipart\/mixed; boundary=batchresponse_[0-9a-f-]+$/);
+    const parts = await answerParts(res);
+    const messages = parts.map((p) => (p as { message: HttpMessage }).message);
+    t.is(messages.length, 4);
+    t.is(statusOf(messages[0]!), 200);
+    t.is(messages[0]!.contentId, 'r1');
+    t.is(headerOf(messages[0]!, 'Content-Type'), 'application/json;odata.metadata=minimal');
+    t.is(jsonOf(messages[0]!).value!.length, 1);
+    t.is(jsonOf(messages[1]!).SchemeName, 'Beta Yard');
+    t.regex(headerOf(messages[1]!, 'ETag')!, /^"\d+"$/);
+    t.is(messages[2]!.body.toString(), '4');
+    t.is(statusOf(messages[3]!), 404);
+    t.is(jsonOf(messages[3]!).error!.code, 'NotFound');
+  },
+);
 
 test('malformed multipart is a 400 OData error, never a 5xx; another media type a 415', async (t) => {
   const b = 'bad';

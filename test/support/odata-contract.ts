@@ -157,6 +157,8 @@ export function checkODataAnswer(ex: Received, violation: (message: string) => n
   const type = ex.headers.get('content-type')?.split(';')[0]!.trim().toLowerCase();
   const method = ex.method.toUpperCase();
   if (method === 'HEAD' || method === 'OPTIONS' || ex.status === 304 || ex.status === 204) return;
+  // A write still running answers its `/Commands` state (DESIGN §6), not an OData resource.
+  if (ex.status === 202) return;
   const parse = (): Json => {
     try {
       return JSON.parse(ex.text) as Json;
@@ -182,6 +184,8 @@ export function checkODataAnswer(ex: Received, violation: (message: string) => n
     return;
   }
   if (target.kind === 'entity') return checkValue(target.type, body, '$', fail);
+  // A POST to a collection answers the entity it created (DESIGN §17).
+  if (method === 'POST') return checkValue(target.type, body, '$', fail);
   const { type: itemType } = target;
   const { value, ...control } = body;
   if (!Array.isArray(value)) fail('a collection answer has a value array');
