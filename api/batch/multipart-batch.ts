@@ -118,29 +118,53 @@ function delimiterEnd(bytes: Buffer, position: number, end: number): { next: num
   return bytes[at] === 10 && at < end ? { next: at + 1, close: false } : undefined;
 }
 
-/** The bodies between the delimiters of `boundary` in bytes[from, end), in order; a 400 without the closing delimiter. */
-function bodiesOf(bytes: Buffer, from: number, end: number, boundary: string, what: string): [number, number][] {
+/** Delimiter candidates examined between two turns for other callers. */
+const CANDIDATES_PER_TURN = 4096;
+
+/**
+ * The bodies between the delimiters of `boundary` in bytes[from, end), in order: a 400 without the
+ * closing delimiter, a 413 past `maxBodies.left` bodies (found before the rest is searched). A search examines
+ * only line starts (`\n--boundary`); texts that start like a delimiter and are not one are skipped,
+ * other callers getting a turn every few thousand of them.
+ */
+async function bodiesOf(
+  bytes: Buffer,
+  from: number,
+  end: number,
+  boundary: string,
+  what: string,
+  maxBodies: { left: number; limit: number },
+  pause: () => Promise<void>,
+): Promise<[number, number][]> {
   const dash = Buffer.from(`--${boundary}`, 'latin1');
+  const lineDash = Buffer.from(`\n--${boundary}`, 'latin1');
   // Searches stop at `end` (a changeset's part), so no search reads past its own part.
   const within = bytes.subarray(0, end);
-  /** The next delimiter at or after `search`: at a line's start (or the body's), and ending as a delimiter does. */
-  const nextDelimiter = (search: number, lineStart: number) => {
+  let candidates = 0;
+  /** The next delimiter at or after `search`: at the body's start or a line's, ending as a delimiter does. */
+  const nextDelimiter = async (search: number) => {
+    if (within.subarray(search, search + dash.length).equals(dash)) {
+      const after = delimiterEnd(bytes, search + dash.length, end);
+      if (after) return { at: search, ...after };
+    }
     for (let at = search; at < end;) {
-      const hit = within.indexOf(dash, at);
+      const hit = within.indexOf(lineDash, at);
       if (hit < 0) return undefined;
-      const after = delimiterEnd(bytes, hit + dash.length, end);
-      if ((hit === lineStart || bytes[hit - 1] === 10) && after) return { at: hit, ...after };
+      const after = delimiterEnd(bytes, hit + lineDash.length, end);
+      if (after) return { at: hit + 1, ...after };
       at = hit + 1;
+      if (++candidates % CANDIDATES_PER_TURN === 0) await pause();
     }
     return undefined;
   };
   // The first delimiter may open the body or follow a preamble.
-  let delimiter = nextDelimiter(from, from);
+  let delimiter = await nextDelimiter(from);
   if (!delimiter) throw badRequest(`${what} has no delimiter of its boundary '${boundary}'.`);
   const bodies: [number, number][] = [];
   while (!delimiter.close) {
+    if (bodies.length >= maxBodies.left) throw tooManyRequests(maxBodies.limit);
     const start = delimiter.next;
-    const following = nextDelimiter(start, start);
+    const following = await nextDelimiter(start);
     if (!following) throw badRequest(`${what} does not end with its closing delimiter '--${boundary}--'.`);
     // The line break before a delimiter belongs to it, not to the body.
     const at = following.at;
@@ -149,6 +173,10 @@ function bodiesOf(bytes: Buffer, from: number, end: number, boundary: string, wh
     delimiter = following;
   }
   return bodies;
+}
+
+function tooManyRequests(max: number) {
+  return tooLarge(`The batch holds more than ${max} requests (BATCH_MAX_REQUESTS). Split it into several batches.`);
 }
 
 /** The HTTP message of an `application/http` part: a start line, headers, an empty line, the body. */
@@ -195,13 +223,11 @@ export async function parseMultipartBatch(
   const parts: BatchPart[] = [];
   let messages = 0;
   const count = () => {
-    if (++messages > limits.maxMessages) {
-      throw tooLarge(
-        `The batch holds more than ${limits.maxMessages} requests (BATCH_MAX_REQUESTS). Split it into several batches.`,
-      );
-    }
+    if (++messages > limits.maxMessages) throw tooManyRequests(limits.maxMessages);
   };
-  const bodies = bodiesOf(bytes, 0, bytes.length, boundary, 'the batch');
+  // A part holds a request (or a changeset of them): more parts than requests allowed is a 413.
+  const all = { left: limits.maxMessages, limit: limits.maxMessages };
+  const bodies = await bodiesOf(bytes, 0, bytes.length, boundary, 'the batch', all, pause);
   for (const [index, [start, end]] of bodies.entries()) {
     const what = `batch part ${index + 1}`;
     const { lines, next } = headerBlock(bytes, start, end, limits, what);
@@ -210,7 +236,16 @@ export async function parseMultipartBatch(
     if (isMultipartMixed(type)) {
       const inner = boundaryOf(type!);
       const changeset: HttpMessage[] = [];
-      for (const [i, [from, to]] of bodiesOf(bytes, next, end, inner, `the changeset of ${what}`).entries()) {
+      const inChangeset = await bodiesOf(
+        bytes,
+        next,
+        end,
+        inner,
+        `the changeset of ${what}`,
+        { left: limits.maxMessages - messages, limit: limits.maxMessages },
+        pause,
+      );
+      for (const [i, [from, to]] of inChangeset.entries()) {
         const whatInner = `part ${i + 1} of the changeset of ${what}`;
         count();
         const block = headerBlock(bytes, from, to, limits, whatInner);

@@ -82,13 +82,13 @@ function headerObject(headers: readonly [string, string][]): Record<string, stri
 
 /** A request's body: JSON when its type says so, none when empty; a 400 (413 past a request's limit) naming the part. */
 function bodyOf(message: HttpMessage, index: number): unknown {
-  const text = message.body.toString('utf8');
-  if (text.trim() === '') return undefined;
   if (message.body.length > MAX_REQUEST_BODY_BYTES) {
     throw tooLarge(
       `The body of batch request ${index + 1} exceeds ${MAX_REQUEST_BODY_BYTES / 1024 / 1024} MiB, the limit of one request's body.`,
     );
   }
+  const text = message.body.toString('utf8');
+  if (text.trim() === '') return undefined;
   const type = message.headers.find(([name]) => name.toLowerCase() === 'content-type')?.[1] ?? 'application/json';
   if (!JSON_TYPE.test(type.split(';')[0]!.trim())) return text;
   try {
