@@ -16,6 +16,7 @@ import { enc, insertReadFixture, type ReadFixture } from '../support/fixtures';
 
 const MAX_REQUESTS = 12;
 const MAX_BYTES = 64 * 1024;
+const MAX_READ_ROWS = 500;
 
 // The tests that count rows run serially, in this order, before the rest (ava runs serial tests first).
 let stack: Stack;
@@ -23,7 +24,11 @@ let fx: ReadFixture;
 test.before(async () => {
   stack = await startStack({
     workers: [(config) => startCommandWorker(config)],
-    env: { BATCH_MAX_REQUESTS: String(MAX_REQUESTS), BATCH_MAX_BYTES: String(MAX_BYTES) },
+    env: {
+      BATCH_MAX_REQUESTS: String(MAX_REQUESTS),
+      BATCH_MAX_BYTES: String(MAX_BYTES),
+      BATCH_MAX_READ_ROWS: String(MAX_READ_ROWS),
+    },
   });
   fx = await insertReadFixture(stack.knex);
 });
@@ -450,4 +455,14 @@ test.serial('@odata/client drives a write through its multipart batch (a changes
     list.value.map((a) => a.Id),
     [created.Id],
   );
+});
+
+test('BATCH_MAX_READ_ROWS counts an /odata page as OData pages it: odata.maxpagesize, within $top', async (t) => {
+  const big = { id: 'big', method: 'GET', url: 'Schemes', headers: { Prefer: 'odata.maxpagesize=600' } };
+  const refused = await jsonBatch([big]);
+  t.is(refused.status, 400);
+  t.regex((refused.body as { error: { message: string } }).error.message, /BATCH_MAX_READ_ROWS.*'big'/s);
+  const small = await jsonBatch([{ ...big, url: 'Schemes?$top=3' }]);
+  t.is(small.status, 200);
+  t.is(responsesOf(small).big!.body!.value!.length, 3);
 });
