@@ -40,6 +40,7 @@ import { dispatcher } from './routes/dispatch';
 import { odataProtocol } from './http/odata-root';
 import { metadataHandlers } from './odata/metadata.routes';
 import { odataReadHandlers } from './odata/odata-read.routes';
+import { odataBatchFormat } from './odata/odata-batch';
 import { odataWriteHandlers } from './odata/odata-write.routes';
 
 export interface AppDeps {
@@ -114,6 +115,17 @@ export function createApp(deps: AppDeps): Express {
   };
 
   const readSettings = readSettingsOf({ maxTop: deps.config.maxTop, limits: deps.config.limits });
+  const batchDeps = {
+    knex: deps.knex,
+    commandBus: deps.commandBus,
+    chargeBatch: rateLimiter.chargeBatch,
+    patchLimits: patchLimitsOf(deps.config),
+    readLimits: readSettings.limits,
+    geometryLimits: geometryLimitsOf(deps.config),
+    limits: deps.config.batch,
+    queryTokensRefused: !deps.config.auth.mock,
+    consistencyTokens: deps.replicas !== undefined,
+  };
   const routes = dispatcher(ROUTES, {
     // Without METRICS_ENABLED `/metrics` is not served: a 404 like any unknown route.
     ...healthHandlers(deps.knex, deps.redis, deps.replicas),
@@ -124,17 +136,16 @@ export function createApp(deps: AppDeps): Express {
       bullBoardSecurityHeaders(),
       bullBoardRouter(deps.queues, { readOnly: deps.config.bullBoardReadOnly, logoutPath: login?.logoutPath }),
     ],
-    batch: batchHandler({
-      knex: deps.knex,
-      commandBus: deps.commandBus,
-      chargeBatch: rateLimiter.chargeBatch,
-      patchLimits: patchLimitsOf(deps.config),
-      readLimits: readSettings.limits,
-      geometryLimits: geometryLimitsOf(deps.config),
-      limits: deps.config.batch,
-      queryTokensRefused: !deps.config.auth.mock,
-      consistencyTokens: deps.replicas !== undefined,
-    }),
+    batch: batchHandler(batchDeps),
+    // The same runner, limits and checks under `/odata`: JSON and multipart/mixed, OData answers (DESIGN §17).
+    odataBatch: batchHandler(
+      batchDeps,
+      odataBatchFormat({
+        maxBytes: deps.config.batch.maxBytes,
+        maxRequests: deps.config.batch.maxRequests,
+        maxTop: deps.config.maxTop,
+      }),
+    ),
     ...rolesHandlers({ knex: deps.knex, grants }),
     ...subscriptionHandlers({
       ...commandWrites,

@@ -1,8 +1,8 @@
-import type { BatchStep } from '../../domain/batch/batch-command';
+import type { BatchRead, BatchStep } from '../../domain/batch/batch-command';
 import { readRowsOf } from '../../domain/batch/batch-read-rows';
-import { readableByRoute } from '../../domain/entities';
+import { entityByName, readableByRoute } from '../../domain/entities';
 import { badRequest, DomainError } from '../../domain/errors/domain-error';
-import { parseReadOptions } from '../../domain/queries/read-options';
+import { parseReadOptions, type ReadOptions } from '../../domain/queries/read-options';
 import type { ReadLimits } from '../../domain/queries/read-limits';
 
 /**
@@ -12,15 +12,37 @@ import type { ReadLimits } from '../../domain/queries/read-limits';
  * most. A GET whose options do not parse weighs nothing here: it answers its own 400 unrun.
  */
 
+/** An `/odata` read's page: `$top` limits the whole result, a page holds `odata.maxpagesize` of it (DESIGN §17). */
+function odataPage(read: BatchRead, options: ReadOptions): ReadOptions {
+  const top = read.query.$top === undefined ? Number.MAX_SAFE_INTEGER : options.top;
+  return { ...options, top: Math.min(top, read.odata!.pageSize) };
+}
+
 function rowsOfStep(step: BatchStep, limits: ReadLimits): number {
   const read = step.read;
   if (!read || step.failure) return 0;
-  const entity = readableByRoute(read.route);
+  let entity = readableByRoute(read.route);
   if (!entity) return 0;
   try {
-    const options = parseReadOptions(read.query, limits);
-    const keyed = read.key !== undefined || read.keyReference !== undefined;
-    return readRowsOf(entity, options, read.key === '$count' ? 'count' : keyed ? 'keyed' : 'page');
+    let options = parseReadOptions(read.query, limits);
+    let keyed = read.key !== undefined || read.keyReference !== undefined;
+    if (read.odata) {
+      // A navigation reads its target: one entity through a relation, a page of a collection.
+      const navigation = read.odata.navigation;
+      const relation = navigation !== undefined && Object.hasOwn(entity.relations, navigation);
+      const collection = navigation !== undefined && Object.hasOwn(entity.collections, navigation);
+      if (relation) entity = entityByName(entity.relations[navigation]!.target);
+      if (collection) {
+        entity = entityByName(entity.collections[navigation]!.target);
+        keyed = false;
+      }
+      options = odataPage(read, options);
+    }
+    return readRowsOf(
+      entity,
+      options,
+      read.key === '$count' && !read.odata?.navigation ? 'count' : keyed ? 'keyed' : 'page',
+    );
   } catch (err) {
     if (err instanceof DomainError) return 0;
     throw err;

@@ -1,6 +1,6 @@
 import { jsonByteLengthExceeds } from '../../domain/json/json-size';
 import { parse as parseQuery } from 'node:querystring';
-import type { BatchStep } from '../../domain/batch/batch-command';
+import type { BatchRead, BatchStep, BatchWrite } from '../../domain/batch/batch-command';
 import type { BatchRequest } from '../../domain/batch/batch-request';
 import { POLICY } from '../../domain/auth/roles';
 import type { CommandName } from '../../domain/commands/command';
@@ -21,6 +21,7 @@ import { queryTokenRefusal } from '../auth/authenticate';
 import { MAX_REQUEST_BODY_BYTES, requestBodyTooLarge } from '../http/request-body-limit';
 import { labelOf, type BatchStepKind, type Route, type RoutePolicy } from '../routes/route';
 import { TABLE, type RouteMatcher } from '../routes/route-match';
+import { ROOT } from '../routes/route-table';
 import { readRequestOf } from '../entities/entity-read.routes';
 import { WRONG_MEDIA_TYPE, writeCommandOf, type WriteInput } from '../entities/write-command';
 
@@ -44,6 +45,19 @@ export interface StepContext {
   queryTokensRefused: boolean;
   /** The table requests are resolved in: the service's (TABLE) unless given. */
   routes?: RouteMatcher;
+  /**
+   * The service root the batch was sent to: the root's (ROOT) unless given. Its requests reach only
+   * the routes under it; `/odata`'s reads are built by `odata.readOf` (api/odata/odata-batch-read.ts).
+   */
+  root?: {
+    path: string;
+    readOf(target: BatchTarget, request: BatchRequest): BatchRead;
+    /** A write's builder (the one of the same request alone) and what its answer asks for. */
+    writeOf(
+      target: BatchTarget,
+      request: BatchRequest,
+    ): { commandOf: typeof writeCommandOf; representation: boolean; odata: NonNullable<BatchWrite['odata']> };
+  };
 }
 
 /** The query parameter a lone request may not carry a token in (RFC 6750 §2.3), by its decoded name. */
@@ -53,9 +67,11 @@ const QUERY_TOKEN = 'access_token';
 const METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'];
 
 /** What a request's URL names, resolved against the route table (api/routes/route-table.ts). */
-interface Target {
+export interface BatchTarget {
   kind: BatchStepKind;
   entity: EntityDefinition;
+  /** The route's variables (`key`, `navigation`). */
+  params: Record<string, string>;
   accepts?: readonly string[];
   /** The key segment as written (`$count` included). */
   key?: string;
@@ -96,10 +112,30 @@ function refuseByPolicy(policy: RoutePolicy, caller: Caller): void {
 }
 
 /** The entity set a creating request's path names (`$s1` URLs name what s1 created). */
-function createdEntityOf(creator: BatchRequest, table: RouteMatcher): EntityDefinition | undefined {
-  const path = `/${creator.url.replace(/^\//, '').split('?')[0]!}`;
-  return table.matchPath(path).matches.find(({ route }) => route.entity && labelOf(route) === `/${route.entity.route}`)
-    ?.route.entity;
+function createdEntityOf(creator: BatchRequest, table: RouteMatcher, root: string): EntityDefinition | undefined {
+  const path = `${root}/${relativeUrl(creator, root).split('?')[0]!}`;
+  return table
+    .matchPath(path)
+    .matches.find(({ route }) => route.entity && labelOf(route) === `${root}/${route.entity.route}`)?.route.entity;
+}
+
+/**
+ * A request's URL relative to the batch's service root, without its leading `/`. At the root a
+ * leading `/` is allowed (DESIGN §12); under `/odata` a URL may also be absolute or start with
+ * `/odata/` (OData 4.01 §11.7.3), and one naming anything outside `/odata` reaches nothing.
+ */
+function relativeUrl(request: BatchRequest, root: string): string {
+  if (root === ROOT) return request.url.replace(/^\//, '');
+  const path = request.url.replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/, '');
+  if (!path.startsWith('/')) return path;
+  const lower = path.toLowerCase();
+  const prefix = root.toLowerCase();
+  if (lower === prefix || lower.startsWith(`${prefix}/`) || lower.startsWith(`${prefix}?`)) {
+    return path.slice(prefix.length).replace(/^\//, '');
+  }
+  throw notFound(
+    `No resource at ${request.method} ${path.split('?')[0]}: a batch to ${root} reaches ${root}'s routes only.`,
+  );
 }
 
 /**
@@ -107,9 +143,10 @@ function createdEntityOf(creator: BatchRequest, table: RouteMatcher): EntityDefi
  * dispatched by: a route without a batch step (admin routes, /Export, /Commands, /$batch, …) is
  * not reachable from a batch, whatever the role.
  */
-function targetOf(request: BatchRequest, ctx: StepContext): Target {
+function targetOf(request: BatchRequest, ctx: StepContext): BatchTarget {
   const table = ctx.routes ?? TABLE;
-  const url = request.url.replace(/^\//, '');
+  const root = ctx.root?.path ?? ROOT;
+  const url = relativeUrl(request, root);
   const mark = url.indexOf('?');
   // A trailing slash is the same route, as for a lone request.
   const path = (mark < 0 ? url : url.slice(0, mark)).replace(/\/$/, '');
@@ -117,20 +154,20 @@ function targetOf(request: BatchRequest, ctx: StepContext): Target {
   delete query[QUERY_TOKEN];
   // What the same request alone meets when no route matches (api/http/error-handler.ts).
   const noResource = () => notFound(`No resource at ${request.method} /${path}.`);
-  let resolvedPath = `/${path}`;
+  let resolvedPath = `${root}/${path}`;
   let keyReference: string | undefined;
   let route: string;
   if (request.urlReference !== undefined) {
     const creator = ctx.earlier.get(request.urlReference)!;
-    const entity = createdEntityOf(creator, table);
+    const entity = createdEntityOf(creator, table, root);
     if (!entity) throw failedDependency(`Request '${creator.id}' creates no entity, so '${request.id}' was not run.`);
     keyReference = request.urlReference;
     route = entity.route;
-    resolvedPath = `/${entity.route}/key`; // the keyed route of the set; the key itself comes from the creator
+    resolvedPath = `${root}/${entity.route}/key`; // the keyed route of the set; the key itself comes from the creator
   } else {
     const segments = path.split('/').map(decodeSegment);
     const { matches } = table.matchPath(resolvedPath);
-    if (matches.length && !matches.some(({ route }) => inBatch(route))) {
+    if (matches.length && !matches.some(({ route }) => inBatch(route) && route.root === root)) {
       throw notFound(
         `No resource at ${request.method} /${path}: a batch reaches the entity routes and /Activities only.`,
       );
@@ -147,13 +184,14 @@ function targetOf(request: BatchRequest, ctx: StepContext): Target {
     throw methodNotAllowed(resolution.route.refuse!.detail, Object.keys(resolution.route.operations));
   }
   const kind = resolution.kind === 'operation' ? resolution.operation.batch : undefined;
-  if (resolution.kind !== 'operation' || kind === undefined) throw noResource();
+  if (resolution.kind !== 'operation' || kind === undefined || resolution.route.root !== root) throw noResource();
   const { operation, params } = resolution;
   const counts = labelOf(resolution.route).endsWith('/$count');
   const key = keyReference === undefined ? (params.key ?? (counts ? '$count' : undefined)) : undefined;
   return {
     kind,
     entity: resolution.route.entity!,
+    params,
     ...(operation.accepts ? { accepts: operation.accepts } : {}),
     ...(key === undefined ? {} : { key }),
     ...(keyReference === undefined ? {} : { keyReference }),
@@ -167,7 +205,7 @@ function mediaTypeOf(request: BatchRequest): string {
 }
 
 /** The step of a write: the command the same request alone becomes (api/entities/write-command.ts). */
-function writeStep(request: BatchRequest, target: Target, ctx: StepContext): BatchStep['write'] {
+function writeStep(request: BatchRequest, target: BatchTarget, ctx: StepContext): BatchStep['write'] {
   if (request.body !== undefined && jsonByteLengthExceeds(request.body, MAX_REQUEST_BODY_BYTES)) {
     throw requestBodyTooLarge();
   }
@@ -177,11 +215,14 @@ function writeStep(request: BatchRequest, target: Target, ctx: StepContext): Bat
     ...(ifMatch === undefined ? {} : { ifMatch }),
     body: (mediaType) => (mediaTypeOf(request) === mediaType ? request.body : WRONG_MEDIA_TYPE),
   };
-  const { fields } = writeCommandOf(target.entity, target.kind as CommandName, target.accepts, input, ctx);
+  const under = ctx.root?.writeOf(target, request);
+  const commandOf = under?.commandOf ?? writeCommandOf;
+  const { fields } = commandOf(target.entity, target.kind as CommandName, target.accepts, input, ctx);
   return {
     ...fields,
     ...(target.keyReference === undefined ? {} : { keyReference: target.keyReference }),
-    representation: prefersRepresentation(request.headers.prefer),
+    ...(under ? { odata: under.odata } : {}),
+    representation: under ? under.representation : prefersRepresentation(request.headers.prefer),
     ...(request.bodyReferences ? { references: true as const } : {}),
   };
 }
@@ -202,6 +243,7 @@ export function stepOf(request: BatchRequest, ctx: StepContext): BatchStep {
       throw badRequest('Idempotency-Key applies to a whole batch: send it with POST /$batch, not inside a request.');
     }
     const target = targetOf(request, ctx);
+    if (target.kind === 'read' && ctx.root) return { ...step, read: ctx.root.readOf(target, request) };
     if (target.kind === 'read') {
       const read = readRequestOf(target.entity, target.key, target.query, request.headers['if-none-match']);
       return {

@@ -1,6 +1,14 @@
 import { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Knex } from 'knex';
-import type { BatchCommand, BatchResult, BatchStep } from '../../domain/batch/batch-command';
+import type {
+  BatchCommand,
+  BatchRead,
+  BatchResult,
+  BatchStep,
+  BatchWrite,
+  LegacyRecordedBatch,
+  RecordedBatch,
+} from '../../domain/batch/batch-command';
 import { findBatchRecord } from '../../db/commands/command-log';
 import { parseBatch, type BatchRequest } from '../../domain/batch/batch-request';
 import type { CommandResult } from '../../domain/commands/command';
@@ -15,7 +23,7 @@ import type { CommandBus } from '../commands/command-bus';
 import { idempotencyKeyOf } from '../commands/idempotency-key';
 import { sendCommand } from '../commands/send-command';
 import { checkBatchReadRows } from './batch-read-budget';
-import { stepOf } from './batch-request-checks';
+import { stepOf, type StepContext } from './batch-request-checks';
 import { cpuLane } from '../limits/cpu-lane';
 import { turnSlicer } from '../limits/turn-slicer';
 import { batchBodyReader } from './batch-body';
@@ -47,14 +55,57 @@ export interface BatchRouteDeps {
   consistencyTokens: boolean;
 }
 
+/** What rendering an answer needs of a queued step: its read's key and `/odata` envelope (no query, no body). */
+export interface AnsweredStep {
+  read?: Pick<BatchRead, 'key' | 'keyReference' | 'odata'>;
+  write?: Pick<BatchWrite, 'odata'>;
+}
+
+/**
+ * What differs between the batch formats of the service roots: how a body is read into the JSON
+ * batch format's requests (`{"requests": [...]}`), the root the requests are resolved under, and
+ * how the recorded results are answered. The root's `$batch` is the JSON format in the spec's
+ * answers (ROOT_BATCH below); `/odata/$batch` adds multipart/mixed and OData answers
+ * (api/odata/odata-batch.ts).
+ */
+export interface BatchFormat<Framing = undefined> {
+  /** The body as the JSON format's object (what parseBatch checks and an Idempotency-Key fingerprints), and how it was framed. */
+  read(req: Request, res: Response): Promise<{ raw: unknown; framing: Framing }>;
+  /** The service root the requests are resolved under (the root's when absent). */
+  root?(req: Request): StepContext['root'];
+  /** A batch with no requests, answered without queueing anything. */
+  empty(framing: Framing): { type: string; text: string | Buffer };
+  /** The answer of the finished batch, rendered a slice at a time; `steps` as they were queued. */
+  render(
+    recorded: RecordedBatch | LegacyRecordedBatch,
+    framing: Framing,
+    steps: readonly AnsweredStep[],
+    req: Request,
+    pause: () => Promise<void>,
+  ): Promise<{ type: string; text: string | Buffer }>;
+}
+
+/** The root's `$batch` (DESIGN §12). */
+function rootBatch(maxBytes: number): BatchFormat {
+  const readBody = batchBodyReader(maxBytes);
+  return {
+    read: async (req, res) => ({ raw: await readBody(req, res), framing: undefined }),
+    empty: () => ({ type: 'application/json', text: '{"responses":[]}' }),
+    render: async (recorded, _framing, _steps, _req, pause) => ({
+      type: 'application/json',
+      text: await batchResponseTextInSlices(recorded, pause),
+    }),
+  };
+}
+
 /**
  * How long checking a batch's requests may hold the event loop before other callers get a turn:
  * 16 MiB of requests (e.g. 32 geometries of 500,000 characters at 6-7 ms each) is one request's work.
  */
 const CHECK_SLICE_MS = 10;
 
-export function batchHandler(deps: BatchRouteDeps): RequestHandler {
-  const readBody = batchBodyReader(deps.limits.maxBytes);
+export function batchHandler<Framing = undefined>(deps: BatchRouteDeps, given?: BatchFormat<Framing>): RequestHandler {
+  const format = given ?? (rootBatch(deps.limits.maxBytes) as unknown as BatchFormat<Framing>);
 
   // One batch at a time is checked per process (api/limits/cpu-lane.ts).
   const lane = cpuLane(1);
@@ -62,7 +113,20 @@ export function batchHandler(deps: BatchRouteDeps): RequestHandler {
   async function handle(req: Request, res: Response): Promise<void> {
     const checked = await readAndCheck(req, res);
     if (checked === undefined) return;
-    const { batch, leave } = checked;
+    const { batch, leave, framing } = checked;
+    // What the answer is rendered with: little of each step (a write's body or a query can be large).
+    const steps = batch.steps.map(({ read, write }): AnsweredStep => {
+      if (write?.odata) return { write: { odata: write.odata } };
+      if (!read) return {};
+      const { key, keyReference, odata } = read;
+      return {
+        read: {
+          ...(key === undefined ? {} : { key }),
+          ...(keyReference === undefined ? {} : { keyReference }),
+          ...(odata ? { odata } : {}),
+        },
+      };
+    });
     const sending = sendCommand<BatchResult | CommandResult>(req, res, deps.commandBus, batch, deps.limits.timeoutMs);
     // The next batch may start being checked while this one is signed and queued (both a slice at
     // a time) and runs.
@@ -72,7 +136,9 @@ export function batchHandler(deps: BatchRouteDeps): RequestHandler {
     if ('batch' in result) {
       const recorded = await findBatchRecord(deps.knex, batch.commandId);
       if (recorded === null) throw new Error(`batch ${batch.commandId} finished without a recorded response`);
-      sendText(res.type('application/json'), await batchResponseTextInSlices(recorded, turnSlicer(CHECK_SLICE_MS)));
+      const answer = await format.render(recorded, framing, steps, req, turnSlicer(CHECK_SLICE_MS));
+      if (typeof answer.text === 'string') sendText(res.type(answer.type), answer.text);
+      else res.type(answer.type).send(answer.text);
     } else if (!result.ok) throw DomainError.from(result.failure);
     else throw new Error('a batch answered with the result of a single command');
   }
@@ -86,12 +152,12 @@ export function batchHandler(deps: BatchRouteDeps): RequestHandler {
   async function readAndCheck(
     req: Request,
     res: Response,
-  ): Promise<{ batch: BatchCommand; leave: () => void } | undefined> {
-    const raw = await readBody(req, res);
+  ): Promise<{ batch: BatchCommand; leave: () => void; framing: Framing } | undefined> {
+    const { raw, framing } = await format.read(req, res);
     const leave = await lane.enter();
     try {
-      const batch = await checkedBatch(req, res, raw);
-      if (batch !== undefined) return { batch, leave };
+      const batch = await checkedBatch(req, res, raw, framing);
+      if (batch !== undefined) return { batch, leave, framing };
     } catch (err) {
       leave();
       throw err;
@@ -100,16 +166,24 @@ export function batchHandler(deps: BatchRouteDeps): RequestHandler {
     return undefined;
   }
 
-  async function checkedBatch(req: Request, res: Response, raw: unknown): Promise<BatchCommand | undefined> {
+  async function checkedBatch(
+    req: Request,
+    res: Response,
+    raw: unknown,
+    framing: Framing,
+  ): Promise<BatchCommand | undefined> {
     const requests = parseBatch(raw, { maxRequests: deps.limits.maxRequests });
     const key = idempotencyKeyOf(req);
     const caller = callerOf(req);
     if (requests.length === 0) {
-      res.type('application/json').send('{"responses":[]}');
+      const answer = format.empty(framing);
+      res.type(answer.type).send(answer.text);
       return undefined;
     }
     const earlier = new Map<string, BatchRequest>();
-    const context = {
+    const root = format.root?.(req);
+    const context: StepContext = {
+      ...(root ? { root } : {}),
       caller,
       patchLimits: deps.patchLimits,
       geometryLimits: deps.geometryLimits,

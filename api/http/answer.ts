@@ -85,6 +85,8 @@ export function readAnswer(result: ReadResult): Answer {
       return { status: 200, headers: { etag: result.tag, 'content-type': JSON_TYPE }, body: result.json };
     case 'unchanged':
       return { status: 304, headers: { etag: result.tag } };
+    case 'empty':
+      return { status: 204, headers: {} };
   }
 }
 

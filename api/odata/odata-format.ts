@@ -20,7 +20,11 @@ function levelIn(mediaType: string, where: string): MetadataLevel | undefined {
 
 /** The metadata level of a read; `$format` other than JSON is a 400 (reads come only as JSON). */
 export function metadataLevelOf(req: Request): MetadataLevel {
-  const format = req.query.$format;
+  return metadataLevelFrom(req.query.$format, req.get('accept'));
+}
+
+/** metadataLevelOf from a request's `$format` option and `Accept` header (a request inside `$batch` too). */
+export function metadataLevelFrom(format: unknown, accept: string | undefined): MetadataLevel {
   if (format !== undefined) {
     if (typeof format !== 'string') throw badRequest('$format: given more than once');
     const type = format.split(';')[0]!.trim().toLowerCase();
@@ -29,7 +33,6 @@ export function metadataLevelOf(req: Request): MetadataLevel {
     }
     return levelIn(format, '$format') ?? 'minimal';
   }
-  const accept = req.get('accept');
   const json = accept?.split(',').find((type) => /^\s*application\/json\b/i.test(type));
   return (json && levelIn(json, 'Accept')) || 'minimal';
 }
@@ -44,7 +47,11 @@ const MAX_PAGE_SIZE = /(?:^|[,;])\s*odata\.maxpagesize\s*=\s*"?([0-9]+)"?\s*(?=[
 
 /** `Prefer: odata.maxpagesize=N`, bounded by MAX_TOP; undefined when not asked (or not a positive integer). */
 export function preferredPageSize(req: Request, maxTop: number): number | undefined {
-  const prefer = req.get('prefer');
+  return pageSizeFrom(req.get('prefer'), maxTop);
+}
+
+/** preferredPageSize from a `Prefer` header's value. */
+export function pageSizeFrom(prefer: string | undefined, maxTop: number): number | undefined {
   const asked = prefer === undefined ? undefined : MAX_PAGE_SIZE.exec(prefer)?.[1];
   if (asked === undefined) return undefined;
   const size = Number(asked);
@@ -61,7 +68,11 @@ const RETURN = /(?:^|,)\s*return\s*=\s*"?(minimal|representation)"?\s*(?=[,;]|$)
  * (`return=minimal, odata.continue-on-error`); the root compares the whole value instead (DESIGN §10).
  */
 export function returnPreference(req: Request): ReturnPreference | undefined {
-  const prefer = req.get('prefer');
+  return returnPreferenceFrom(req.get('prefer'));
+}
+
+/** returnPreference from a `Prefer` header's value (a request inside `$batch` too). */
+export function returnPreferenceFrom(prefer: string | undefined): ReturnPreference | undefined {
   const asked = prefer === undefined ? undefined : RETURN.exec(prefer)?.[1]?.toLowerCase();
   return asked === 'minimal' || asked === 'representation' ? asked : undefined;
 }

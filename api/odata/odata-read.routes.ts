@@ -22,7 +22,7 @@ import { serviceRootOf } from './service-root';
 type Handlers = Record<'odataList' | 'odataCount' | 'odataEntity' | 'odataNavigation', RequestHandler>;
 
 /** The set a navigation property leads to, for the context URL (an unknown one is the read's 404). */
-function navigationSet(entity: EntityDefinition, navigation: string): string {
+export function navigationSet(entity: EntityDefinition, navigation: string): string {
   const target =
     (Object.hasOwn(entity.relations, navigation) && entity.relations[navigation]?.target) ||
     (Object.hasOwn(entity.collections, navigation) && entity.collections[navigation]?.target);

@@ -18,6 +18,8 @@ export const ODATA_ROOT = '/odata';
 export const BULL_BOARD_PATH = '/admin/queues';
 
 const JSON_BODY = ['application/json'] as const;
+/** `/odata/$batch`: the JSON batch format and OData 4.0's multipart one (DESIGN §17). */
+const ODATA_BATCH_BODY = ['application/json', 'multipart/mixed'] as const;
 const PATCH_BODY = ['application/json-patch+json'] as const;
 
 /** Read models (`/Activities`) are written only by workers: writes are 405, not 404. */
@@ -166,7 +168,8 @@ const SERVICE_ROUTES: Route[] = [
  * (`Schemes('k')` and `Schemes(Id='k')` are matched as the key segment `Schemes/k`, route-match.ts)
  * and a navigation property of it. Writes are the root's, with OData bodies (a PATCH is a JSON
  * object: merge) and the same `$batch` kinds; read models refuse them with 405 as at the root.
- * Keep `writesOf` (api/odata/metadata/set-capabilities.ts) saying what these serve.
+ * Keep `writesOf` (api/odata/metadata/set-capabilities.ts) saying what these serve. Each is
+ * reachable inside `/odata/$batch`, answered there as alone.
  */
 function odataEntityRoutes(entity: EntityDefinition): Route[] {
   const readOnly = READ_MODELS.includes(entity);
@@ -176,17 +179,17 @@ function odataEntityRoutes(entity: EntityDefinition): Route[] {
       ...base,
       pattern: `/${entity.route}`,
       operations: {
-        GET: { handler: 'odataList' },
+        GET: { handler: 'odataList', batch: 'read' },
         ...(readOnly ? {} : { POST: { handler: 'odataCreate', accepts: JSON_BODY, batch: 'create' } }),
       },
       ...(readOnly ? { refuse: READ_ONLY(entity) } : {}),
     },
-    { ...base, pattern: `/${entity.route}/$count`, operations: { GET: { handler: 'odataCount' } } },
+    { ...base, pattern: `/${entity.route}/$count`, operations: { GET: { handler: 'odataCount', batch: 'read' } } },
     {
       ...base,
       pattern: `/${entity.route}/{key}`,
       operations: {
-        GET: { handler: 'odataEntity' },
+        GET: { handler: 'odataEntity', batch: 'read' },
         ...(readOnly
           ? {}
           : {
@@ -200,7 +203,7 @@ function odataEntityRoutes(entity: EntityDefinition): Route[] {
     {
       ...base,
       pattern: `/${entity.route}/{key}/{navigation}`,
-      operations: { GET: { handler: 'odataNavigation' } },
+      operations: { GET: { handler: 'odataNavigation', batch: 'read' } },
     },
   ];
 }
@@ -209,6 +212,15 @@ function odataEntityRoutes(entity: EntityDefinition): Route[] {
 const ODATA_SERVICE_ROUTES: Route[] = [
   { root: ODATA_ROOT, pattern: '', policy: 'none', operations: { GET: { handler: 'odataServiceDocument' } } },
   { root: ODATA_ROOT, pattern: '/$metadata', policy: 'none', operations: { GET: { handler: 'odataMetadata' } } },
+  {
+    root: ODATA_ROOT,
+    pattern: '/$batch',
+    // As the root's: policies apply per request inside, the body has its own limit (BATCH_MAX_BYTES).
+    policy: 'any',
+    operations: { POST: { handler: 'odataBatch', accepts: ODATA_BATCH_BODY } },
+    refuse: { methods: 'others', detail: '/odata/$batch takes POST.' },
+    ownBody: true,
+  },
 ];
 
 const READABLE = [...ENTITIES, ...READ_MODELS];

@@ -30,6 +30,7 @@ export type HandlerName =
   | 'bullBoardLoggedOut'
   | 'bullBoard'
   | 'batch'
+  | 'odataBatch'
   | 'whoAmI'
   | 'availableRoles'
   | 'listRoleAssignments'

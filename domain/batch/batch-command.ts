@@ -21,6 +21,23 @@ export interface BatchRead {
   keyReference?: string;
   query: Record<string, unknown>;
   ifNoneMatch?: string;
+  /** A read under `/odata` (DESIGN §17): read as db/query/odata-read.ts reads it, answered in OData JSON. */
+  odata?: BatchODataRead;
+}
+
+/** What an `/odata` read asks beyond the root's (api/odata/odata-read.routes.ts) and how its answer is framed. */
+export interface BatchODataRead {
+  /** A navigation property of the keyed entity (`Schemes('k')/Developments`). */
+  navigation?: string;
+  /** `Prefer: odata.maxpagesize` (at most MAX_TOP), or the default page size. */
+  pageSize: number;
+  /** Whether `Preference-Applied` says the page size back. */
+  pageSizeApplied: boolean;
+  /** The control information the documents carry (db/query/read-plan.ts ODataControl). */
+  control: { etag: boolean; full?: { serviceRoot: string; namespace: string } };
+  /** The answer's envelope: the metadata level, and the context URL's set and selection. */
+  level: 'minimal' | 'none' | 'full';
+  contextSet: string;
 }
 
 /**
@@ -34,6 +51,11 @@ export interface BatchWrite extends CommandFields {
   representation: boolean;
   /** The body or operations hold `$<id>` references to resolve (most bodies hold none). */
   references?: true;
+  /**
+   * A write under `/odata` (DESIGN §17): its representation is the entity as an `/odata` keyed read
+   * shows it, answered at the metadata level asked, with `Preference-Applied` for an explicit `return=`.
+   */
+  odata?: { control: BatchODataRead['control']; level: BatchODataRead['level']; asked?: 'minimal' | 'representation' };
 }
 
 export interface BatchStep {

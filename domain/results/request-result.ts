@@ -17,7 +17,9 @@ export type ReadResult =
   /** A keyed read: the entity's JSON and its entity tag (domain/writes/entity-version.ts). */
   | { kind: 'entity'; json: string; tag: string }
   /** A keyed read whose `If-None-Match` names the current tag: the client's copy is current. */
-  | { kind: 'unchanged'; tag: string };
+  | { kind: 'unchanged'; tag: string }
+  /** Under `/odata`: a single-valued navigation property that is null (db/query/odata-read.ts, 204). */
+  | { kind: 'empty' };
 
 /** What a write did to its entity. */
 export type WriteChange = 'created' | 'updated' | 'deleted';
@@ -99,6 +101,7 @@ export function bodyBytesOf(result: RequestResult): number {
     case 'count':
       return String(result.n).length;
     case 'unchanged':
+    case 'empty':
       return 0;
     case 'written':
       return result.representation && result.change !== 'deleted' ? Buffer.byteLength(result.representation.json) : 0;

@@ -68,3 +68,29 @@ test('a $batch of 1,000 GETs at the URL limit: each a 200 or a problem, and anot
   const responses: BatchResponse[] = responsesOf(await hostile, requests);
   for (const r of responses) t.true(isClientAnswer(r), `${r.id}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
 });
+
+test('a multipart /odata/$batch of near BATCH_MAX_BYTES in its worst shapes is a 4xx while another caller is served', async (t) => {
+  const size = 15 * 1024 * 1024;
+  const shapes = [
+    // Delimiter look-alikes at every line start: each is examined, none is a delimiter.
+    `--b\r\n${'\r\n--bx'.repeat(size / 6)}`,
+    // Millions of empty parts: refused once BATCH_MAX_REQUESTS of them are found.
+    `${'--b\r\n'.repeat(size / 5)}--b--`,
+    // One part whose headers never end.
+    `--b\r\nContent-Type: application/http\r\n${'X'.repeat(size)}`,
+  ];
+  for (const raw of shapes) {
+    const sent = Date.now();
+    const hostile = stack.request('POST', '/odata/$batch', {
+      raw,
+      headers: { 'content-type': 'multipart/mixed; boundary=b' },
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    const other = await stack.get('/Countries?$top=1');
+    const took = Date.now() - sent;
+    t.is(other.status, 200);
+    t.true(took < 5_000, `GET /Countries?$top=1 took ${took} ms while the batch was parsed`);
+    const res: HttpResult = await hostile;
+    t.true(res.status === 400 || res.status === 413, `${res.status} ${res.text.slice(0, 200)}`);
+  }
+});

@@ -170,6 +170,7 @@ export function checkODataAnswer(ex: Received, violation: (message: string) => n
     if (type !== 'application/json') fail(`an error must be application/json, not ${type}`);
     return checkError(parse(), fail);
   }
+  if (/^\/odata\/\$batch(?:[?#]|$)/.test(ex.path)) return checkBatch(ex, type, parse, fail);
   const target = targetOf(ex.path) ?? fail('a success for a path the metadata does not name');
   if (target.kind === 'metadata') return;
   if (target.kind === 'count') {
@@ -196,4 +197,36 @@ export function checkODataAnswer(ex: Received, violation: (message: string) => n
     } else fail(`unknown member ${name} beside value`);
   }
   (value as unknown[]).forEach((item, i) => checkValue(itemType, item, `$.value[${i}]`, fail));
+}
+
+/**
+ * A `/odata/$batch` answer (DESIGN §17): the JSON format's `responses`, or multipart/mixed with an
+ * `application/http` part per response; every error among them an OData error body.
+ */
+function checkBatch(ex: Received, type: string | undefined, parse: () => Json, fail: (m: string) => never): void {
+  if (type === 'application/json') {
+    const { responses } = parse();
+    if (!Array.isArray(responses)) fail('a JSON batch answer has a responses array');
+    for (const r of responses as Json[]) {
+      if (typeof r.id !== 'string' || !Number.isInteger(r.status)) fail('each batch response has an id and a status');
+      if ((r.status as number) >= 400) checkError(r.body as Json, fail);
+    }
+    return;
+  }
+  if (type !== 'multipart/mixed') fail(`a batch answer is application/json or multipart/mixed, not ${type}`);
+  const boundary = /boundary=([^;\s]+)/.exec(ex.headers.get('content-type')!)?.[1];
+  if (!boundary || !ex.text.trimEnd().endsWith(`--${boundary}--`)) fail('a multipart answer ends with its boundary');
+  for (const part of ex.text.split(`--${boundary}`).slice(1, -1)) {
+    const status = /HTTP\/1\.1 ([0-9]{3})/.exec(part)?.[1];
+    if (!status && !/multipart\/mixed/.test(part)) fail('each part is an HTTP response or a changeset');
+    if (status && Number(status) >= 400) {
+      const body = part.slice(part.indexOf('\r\n\r\n', part.indexOf('HTTP/1.1')) + 4).trim();
+      try {
+        checkError(JSON.parse(body) as Json, fail);
+      } catch (err) {
+        if (err instanceof SyntaxError) fail(`an error part's body is not JSON: ${body.slice(0, 100)}`);
+        throw err;
+      }
+    }
+  }
 }

@@ -13,8 +13,8 @@ import { findCommand, recordResult } from '../../db/commands/command-log';
 import type { CommandResult } from '../../domain/commands/command';
 import { DomainError, failedDependency, type Failure } from '../../domain/errors/domain-error';
 import { failedResult, type RequestResult } from '../../domain/results/request-result';
-import { onPool, readOperation, type ReadSettings } from '../../db/query/read-operation';
-import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-step-resolver';
+import { onPool, type ReadSettings } from '../../db/query/read-operation';
+import { commandOfStep, readStep, type Created, type CreatedByStep } from './batch-step-resolver';
 import { ResponseBudget, writtenOf } from './response-budget';
 import { ReadClock, withinBudgets } from './read-clock';
 import { walPositionNow } from '../../db/replicas/wal-position';
@@ -104,11 +104,11 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
   const read = (step: BatchStep, created: CreatedByStep, budget: ResponseBudget, clock: ReadClock) =>
     resulting(() =>
       withinBudgets([clock], deps.readSettings.timeoutMs, (timeoutMs) =>
-        readOperation(
-          timeoutMs === deps.readSettings.timeoutMs ? pool : onPool(deps.readKnex, timeoutMs),
-          readOfStep(step, created),
-          { ...deps.readSettings, timeoutMs, budget: budget.next() },
-        ),
+        readStep(timeoutMs === deps.readSettings.timeoutMs ? pool : onPool(deps.readKnex, timeoutMs), step, created, {
+          ...deps.readSettings,
+          timeoutMs,
+          budget: budget.next(),
+        }),
       ),
     );
 

@@ -2,7 +2,9 @@ import type { BatchCommand, BatchStep } from '../../domain/batch/batch-command';
 import { withReferencesResolved } from '../../domain/batch/batch-references';
 import type { Command } from '../../domain/commands/command';
 import { failedDependency } from '../../domain/errors/domain-error';
-import type { ReadRequest } from '../../db/query/read-operation';
+import type { ReadResult } from '../../domain/results/request-result';
+import { odataReadOperation } from '../../db/query/odata-read';
+import { readOperation, type ReadRequest, type ReadRunner, type ReadSettings } from '../../db/query/read-operation';
 
 /**
  * Turns the steps of a `$batch` into what runs: `$<id>` references resolved to the entities earlier
@@ -61,4 +63,29 @@ export function readOfStep(step: BatchStep, created: CreatedByStep): ReadRequest
     ...(key === undefined ? {} : { key }),
     ...(read.ifNoneMatch === undefined ? {} : { ifNoneMatch: read.ifNoneMatch }),
   };
+}
+
+/** A GET step read as the same request alone is read: at the root, or under `/odata` (DESIGN §17). */
+export function readStep(
+  run: ReadRunner,
+  step: BatchStep,
+  created: CreatedByStep,
+  settings: ReadSettings,
+): Promise<ReadResult> {
+  const request = readOfStep(step, created);
+  const odata = step.read!.odata;
+  if (!odata) return readOperation(run, request, settings);
+  return odataReadOperation(
+    run,
+    {
+      set: request.route,
+      query: request.query,
+      pageSize: odata.pageSize,
+      control: odata.control,
+      ...(request.key === undefined ? {} : { key: request.key }),
+      ...(odata.navigation === undefined ? {} : { navigation: odata.navigation }),
+      ...(request.ifNoneMatch === undefined ? {} : { ifNoneMatch: request.ifNoneMatch }),
+    },
+    settings,
+  );
 }

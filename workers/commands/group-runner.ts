@@ -11,10 +11,10 @@ import type { RequestResult } from '../../domain/results/request-result';
 import { DEFAULT_PATCH_LIMITS, type PatchLimits } from '../../domain/writes/json-patch';
 import { DEFAULT_GEOMETRY_LIMITS, type GeometryLimits } from '../../domain/writes/geometry-limits';
 import type { LoggedCommand } from '../../db/commands/command-log';
-import { readOperation, type ReadSettings } from '../../db/query/read-operation';
+import type { ReadSettings } from '../../db/query/read-operation';
 import { withTransactionReadTimeout } from '../../db/query/read-timeout';
 import type { Logger } from '../../infra/logger';
-import { commandOfStep, readOfStep, type Created, type CreatedByStep } from './batch-step-resolver';
+import { commandOfStep, readStep, type Created, type CreatedByStep } from './batch-step-resolver';
 import { writtenOf, type ResponseBudget } from './response-budget';
 import { ReadClock, withinBudgets } from './read-clock';
 import { commandCall, eventOf, successOf, type RunOptions } from './command-runner';
@@ -126,7 +126,7 @@ export function createGroupRunner(deps: GroupRunnerDeps) {
     if (step.read) {
       attempt.readClock ??= new ReadClock(deps.groupReadTimeoutMs, 'BATCH_GROUP_READ_TIMEOUT_MS');
       const read = await withinBudgets([group.readClock, attempt.readClock], deps.readSettings.timeoutMs, (timeoutMs) =>
-        readOperation((read) => withTransactionReadTimeout(trx, timeoutMs, read), readOfStep(step, attempt.created), {
+        readStep((read) => withTransactionReadTimeout(trx, timeoutMs, read), step, attempt.created, {
           ...deps.readSettings,
           timeoutMs,
           budget: attempt.budget.next(),

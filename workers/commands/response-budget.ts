@@ -56,9 +56,14 @@ export async function representation(
   entity: EntityDefinition,
   id: number,
   budget: ResponseBudget,
+  odata?: BatchWrite['odata'],
 ): Promise<KeyedRow | null> {
   try {
-    return await readEntity(db, entity, id, budget.next());
+    // Under `/odata` the entity carries its control information and no unexpanded relation.
+    return await readEntity(db, entity, id, {
+      ...budget.next(),
+      ...(odata ? { odata: { control: odata.control } } : {}),
+    });
   } catch (err) {
     if (err instanceof DomainError) return null;
     throw err;
@@ -68,11 +73,11 @@ export async function representation(
 /** A write's result, with the entity when its request asked for one (never after a DELETE). */
 export async function writtenOf(
   db: ReadDb,
-  write: Pick<BatchWrite, 'name' | 'representation'>,
+  write: Pick<BatchWrite, 'name' | 'representation' | 'odata'>,
   result: Extract<CommandResult, { ok: true }>,
   budget: ResponseBudget,
 ): Promise<RequestResult> {
   const wanted = write.representation && write.name !== 'delete';
-  const row = wanted ? await representation(db, entityByName(result.entity), result.dbId, budget) : null;
+  const row = wanted ? await representation(db, entityByName(result.entity), result.dbId, budget, write.odata) : null;
   return writtenResult(write.name, result, row);
 }

@@ -66,6 +66,17 @@ function containerOf(settings: MetadataSettings): Record<string, unknown> {
         `\`$top\` takes at most ${settings.maxTop} (MAX_TOP) and \`$expand\` nests at most ${settings.maxExpandDepth} levels (MAX_EXPAND_DEPTH).`,
       ].join(' '),
       'Capabilities.KeyAsSegmentSupported': true,
+      // `/odata/$batch` (DESIGN §17): both formats; `$n` references within a changeset (atomicity
+      // group) or, in the JSON format, to requests named in dependsOn.
+      'Capabilities.BatchSupported': true,
+      'Capabilities.BatchSupport': {
+        Supported: true,
+        ContinueOnErrorSupported: false,
+        ReferencesInRequestBodiesSupported: true,
+        ReferencesAcrossChangeSetsSupported: false,
+        EtagReferencesSupported: false,
+        SupportedFormats: ['application/json', 'multipart/mixed'],
+      },
     } satisfies Record<string, AnnotationValue>),
   };
   for (const entity of SET_SOURCES) container[entity.route] = entitySetOf(entity, settings);
