@@ -164,7 +164,8 @@ const SERVICE_ROUTES: Route[] = [
 /**
  * The reads of one entity set under `/odata` (DESIGN §17): the set, its `$count`, an entity by key
  * (`Schemes('k')` and `Schemes(Id='k')` are matched as the key segment `Schemes/k`, route-match.ts)
- * and a navigation property of it. No writes this release: other methods are 404s, as for any path.
+ * and a navigation property of it, with the `$count` of a navigation collection. No writes this
+ * release: other methods are 404s, as for any path.
  */
 function odataEntityRoutes(entity: EntityDefinition): Route[] {
   const base = { root: ODATA_ROOT, policy: POLICY.default, entity };
@@ -176,6 +177,11 @@ function odataEntityRoutes(entity: EntityDefinition): Route[] {
       ...base,
       pattern: `/${entity.route}/{key}/{navigation}`,
       operations: { GET: { handler: 'odataNavigation' } },
+    },
+    {
+      ...base,
+      pattern: `/${entity.route}/{key}/{navigation}/$count`,
+      operations: { GET: { handler: 'odataNavigationCount' } },
     },
   ];
 }

@@ -61,7 +61,8 @@ export type HandlerName =
   | 'odataList'
   | 'odataCount'
   | 'odataEntity'
-  | 'odataNavigation';
+  | 'odataNavigation'
+  | 'odataNavigationCount';
 
 export interface Operation {
   handler: HandlerName;
