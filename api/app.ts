@@ -40,6 +40,7 @@ import { dispatcher } from './routes/dispatch';
 import { odataProtocol } from './http/odata-root';
 import { metadataHandlers } from './odata/metadata.routes';
 import { odataReadHandlers } from './odata/odata-read.routes';
+import { odataWriteHandlers } from './odata/odata-write.routes';
 
 export interface AppDeps {
   config: AppConfig;
@@ -168,6 +169,14 @@ export function createApp(deps: AppDeps): Express {
     }),
     ...odataReadHandlers({
       knex: deps.knex,
+      replicas: deps.replicas,
+      maxTop: deps.config.maxTop,
+      limits: deps.config.limits,
+    }),
+    ...odataWriteHandlers({
+      ...commandWrites,
+      patchLimits: patchLimitsOf(deps.config),
+      geometryLimits: geometryLimitsOf(deps.config),
       replicas: deps.replicas,
       maxTop: deps.config.maxTop,
       limits: deps.config.limits,

@@ -47,7 +47,7 @@ function wantsRepresentation(req: Request): boolean {
  * type the route takes; `undefined` when there is no body at all (then the body checks say what is
  * missing).
  */
-function writeInputOf(req: Request): WriteInput {
+export function writeInputOf(req: Request): WriteInput {
   const key = req.params.key as string | undefined;
   const ifMatch = req.get('if-match');
   return {

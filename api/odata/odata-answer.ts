@@ -1,6 +1,8 @@
 import type { ODataReadResult } from '../../db/query/odata-read';
+import type { WrittenResult } from '../../domain/results/request-result';
+import { etagOf } from '../../domain/writes/entity-version';
 import type { Answer } from '../http/answer';
-import type { MetadataLevel } from './odata-format';
+import type { MetadataLevel, ReturnPreference } from './odata-format';
 
 /**
  * A read under `/odata` as OData JSON (DESIGN §17): the same result the root renders (the JSON
@@ -51,4 +53,51 @@ export function odataReadAnswer(result: ODataReadResult, envelope: Envelope): An
     case 'empty':
       return { status: 204, headers: {} };
   }
+}
+
+/** The absolute URL of an entity, `http://host/odata/Schemes('k')`: its Location and OData-EntityId. */
+function entityUrlOf(serviceRoot: string, set: string, encodedId: string): string {
+  return `${serviceRoot}/${set}('${encodedId.replace(/'/g, "''")}')`;
+}
+
+interface WrittenEnvelope {
+  serviceRoot: string;
+  /** The entity set written (`Schemes`). */
+  set: string;
+  level: MetadataLevel;
+  /** What `Prefer: return=` asked, said back in `Preference-Applied` when it was honoured. */
+  asked?: ReturnPreference;
+}
+
+/**
+ * A successful write under `/odata` (DESIGN §17): a create answers 201 + `Location` + the entity as
+ * a keyed `/odata` read shows it (`entity`, read after the commit), or 204 + `Location` +
+ * `OData-EntityId` without one (`return=minimal`, or the row already gone); an update 204, or 200
+ * + the entity; a delete 204. The ETag is the written version's, as at the root.
+ */
+export function odataWrittenAnswer(
+  result: WrittenResult,
+  entity: ODataReadResult | null,
+  envelope: WrittenEnvelope,
+): Answer {
+  if (result.change === 'deleted') return { status: 204, headers: {} };
+  const created = result.change === 'created';
+  const url = entityUrlOf(envelope.serviceRoot, envelope.set, result.encodedId);
+  if (entity?.kind === 'entity') {
+    const answer = odataReadAnswer(entity, {
+      serviceRoot: envelope.serviceRoot,
+      context: `${envelope.set}/$entity`,
+      level: envelope.level,
+    });
+    if (created) answer.headers.location = url;
+    if (envelope.asked === 'representation') answer.headers['preference-applied'] = 'return=representation';
+    return { ...answer, status: created ? 201 : 200 };
+  }
+  const headers: Record<string, string> = { etag: etagOf(result.version) };
+  if (created) {
+    headers.location = url;
+    headers['odata-entityid'] = url;
+  }
+  if (envelope.asked === 'minimal') headers['preference-applied'] = 'return=minimal';
+  return { status: 204, headers };
 }

@@ -50,3 +50,18 @@ export function preferredPageSize(req: Request, maxTop: number): number | undefi
   const size = Number(asked);
   return size >= 1 ? Math.min(size, maxTop) : undefined;
 }
+
+/** What a write answers with: the entity (`representation`) or only its address (`minimal`). */
+export type ReturnPreference = 'minimal' | 'representation';
+
+const RETURN = /(?:^|,)\s*return\s*=\s*"?(minimal|representation)"?\s*(?=[,;]|$)/i;
+
+/**
+ * `Prefer: return=…` of an `/odata` write, read from a preference list as OData clients send it
+ * (`return=minimal, odata.continue-on-error`); the root compares the whole value instead (DESIGN §10).
+ */
+export function returnPreference(req: Request): ReturnPreference | undefined {
+  const prefer = req.get('prefer');
+  const asked = prefer === undefined ? undefined : RETURN.exec(prefer)?.[1]?.toLowerCase();
+  return asked === 'minimal' || asked === 'representation' ? asked : undefined;
+}

@@ -1003,7 +1003,7 @@ export function buildOpenApiDocument(settings: DocumentSettings, form: SchemaFor
         `A path segment that is not valid percent-encoding answers a 400 problem. Any other path answers a 404 problem, and a method a path does not take a 404 or 405 problem (with \`Allow\`). Every client error is \`${PROBLEM_TYPE}\`. \`OPTIONS\` answers the CORS preflight (204, with CORS_ORIGINS set) or, from an authenticated caller, 200 with \`Allow\` listing the methods of the path (also as the text/plain body).`,
         'A `POST /$batch` may hold the operations marked `x-batch: true` (the entity routes); any other request in it answers its own 404 or 405 problem.',
         'Writes are applied by command workers: one still running after COMMAND_TIMEOUT_MS answers 202 with `Location: /Commands/{id}`.',
-        `OData clients (Excel, Power BI, generated clients) use the OData service root \`${ODATA_ROOT}\`: the same entities in the OData JSON format, described by its CSDL at \`${ODATA_ROOT}/$metadata\` rather than here (the service document and \`$metadata\` need no token).`,
+        `OData clients (Excel, Power BI, generated clients) use the OData service root \`${ODATA_ROOT}\`: the same entities, read and written (POST, PATCH as merge, PUT, DELETE), in the OData JSON format, described by its CSDL at \`${ODATA_ROOT}/$metadata\` rather than here (the service document and \`$metadata\` need no token).`,
       ].join('\n\n'),
       'x-odata': { serviceRoot: ODATA_ROOT, metadata: `${ODATA_ROOT}/$metadata` },
     },

@@ -12,7 +12,7 @@ import type { Route } from './route';
 /** The service root of today's routes. */
 export const ROOT = '';
 
-/** The OData service root (DESIGN §17): the same entities, read in the OData JSON format. */
+/** The OData service root (DESIGN §17): the same entities, read and written in the OData JSON format. */
 export const ODATA_ROOT = '/odata';
 
 export const BULL_BOARD_PATH = '/admin/queues';
@@ -162,17 +162,41 @@ const SERVICE_ROUTES: Route[] = [
 ];
 
 /**
- * The reads of one entity set under `/odata` (DESIGN §17): the set, its `$count`, an entity by key
+ * One entity set under `/odata` (DESIGN §17): the set, its `$count`, an entity by key
  * (`Schemes('k')` and `Schemes(Id='k')` are matched as the key segment `Schemes/k`, route-match.ts)
- * and a navigation property of it, with the `$count` of a navigation collection. No writes this
- * release: other methods are 404s, as for any path.
+ * and a navigation property of it, with the `$count` of a navigation collection. Writes are the root's, with OData bodies (a PATCH is a JSON
+ * object: merge) and the same `$batch` kinds; read models refuse them with 405 as at the root.
+ * Keep `writesOf` (api/odata/metadata/set-capabilities.ts) saying what these serve.
  */
 function odataEntityRoutes(entity: EntityDefinition): Route[] {
+  const readOnly = READ_MODELS.includes(entity);
   const base = { root: ODATA_ROOT, policy: POLICY.default, entity };
   return [
-    { ...base, pattern: `/${entity.route}`, operations: { GET: { handler: 'odataList' } } },
+    {
+      ...base,
+      pattern: `/${entity.route}`,
+      operations: {
+        GET: { handler: 'odataList' },
+        ...(readOnly ? {} : { POST: { handler: 'odataCreate', accepts: JSON_BODY, batch: 'create' } }),
+      },
+      ...(readOnly ? { refuse: READ_ONLY(entity) } : {}),
+    },
     { ...base, pattern: `/${entity.route}/$count`, operations: { GET: { handler: 'odataCount' } } },
-    { ...base, pattern: `/${entity.route}/{key}`, operations: { GET: { handler: 'odataEntity' } } },
+    {
+      ...base,
+      pattern: `/${entity.route}/{key}`,
+      operations: {
+        GET: { handler: 'odataEntity' },
+        ...(readOnly
+          ? {}
+          : {
+              PUT: { handler: 'odataReplace', accepts: JSON_BODY, batch: 'replace' },
+              PATCH: { handler: 'odataPatch', accepts: JSON_BODY, batch: 'patch' },
+              DELETE: { handler: 'odataDelete', batch: 'delete' },
+            }),
+      },
+      ...(readOnly ? { refuse: { ...READ_ONLY(entity), methods: ['PUT', 'PATCH', 'DELETE'] } } : {}),
+    },
     {
       ...base,
       pattern: `/${entity.route}/{key}/{navigation}`,

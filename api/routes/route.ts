@@ -62,7 +62,11 @@ export type HandlerName =
   | 'odataCount'
   | 'odataEntity'
   | 'odataNavigation'
-  | 'odataNavigationCount';
+  | 'odataNavigationCount'
+  | 'odataCreate'
+  | 'odataReplace'
+  | 'odataPatch'
+  | 'odataDelete';
 
 export interface Operation {
   handler: HandlerName;

@@ -1,5 +1,5 @@
 import { GENERATED_MODEL, type Member, type ODataModel, type StructuredType } from './odata-model';
-import { EVERYTHING, shapeOfUrl, shapeWithin, type Shape } from './odata-query-shape';
+import { shapeOfUrl, shapeWithin, type Shape } from './odata-query-shape';
 
 /** An answer as received (the contract check's Exchange). */
 interface Received {
@@ -288,6 +288,8 @@ export function checkODataAnswer(
   const type = contentType?.split(';')[0]!.trim().toLowerCase();
   const method = ex.method.toUpperCase();
   if (method === 'HEAD' || method === 'OPTIONS' || ex.status === 304 || ex.status === 204) return;
+  // A write still running answers its `/Commands` state (DESIGN §6), not an OData resource.
+  if (ex.status === 202) return;
   const parse = (): Json => {
     try {
       return JSON.parse(ex.text) as Json;
@@ -315,7 +317,8 @@ export function checkODataAnswer(
     return;
   }
   const cx: Context = { model, level: levelOf(contentType, fail), list: target.kind === 'collection', fail };
-  const shape = method === 'GET' ? shapeOfUrl(ex.path) : EVERYTHING;
+  // A write's representation follows its URL's `$select` and `$expand` too.
+  const shape = shapeOfUrl(ex.path);
   const { '@odata.context': context, ...rest } = body;
   if (cx.level === 'none' ? context !== undefined : context === undefined)
     fail(`@odata.context ${cx.level === 'none' ? 'with' : 'without'} odata.metadata=${cx.level}`);

@@ -13,8 +13,6 @@ export interface Shape {
   count: boolean;
 }
 
-export const EVERYTHING: Shape = { expand: new Map(), count: false };
-
 /** `text` split at `separator`s outside parentheses and quotes. */
 function splitTop(text: string, separator: string): string[] {
   const parts: string[] = [];

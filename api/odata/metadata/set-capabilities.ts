@@ -1,4 +1,5 @@
-import { READ_MODELS, type EntityDefinition } from '../../../domain/entities';
+import type { EntityDefinition } from '../../../domain/entities';
+import { ODATA_ROOT, ROUTES } from '../../routes/route-table';
 import { isComplexCollection } from './structured-types';
 import { EnumValue, PathValue, type AnnotationValue } from './vocabularies';
 import type { MetadataSettings } from './metadata-settings';
@@ -7,7 +8,7 @@ import type { MetadataSettings } from './metadata-settings';
  * The Capabilities annotations of an entity set (DESIGN §17): what it allows, as the root serves it.
  */
 
-/** The writes a set takes: as the root's routes (read models are written by workers only: 405). */
+/** The writes a set takes: what its `/odata` routes serve (read models are written by workers only: 405). */
 export interface SetWrites {
   insert: boolean;
   patch: boolean;
@@ -16,8 +17,11 @@ export interface SetWrites {
 }
 
 export function writesOf(entity: EntityDefinition): SetWrites {
-  const writable = !READ_MODELS.includes(entity);
-  return { insert: writable, patch: writable, put: writable, delete: writable };
+  const operationsAt = (pattern: string) =>
+    ROUTES.find((route) => route.root === ODATA_ROOT && route.pattern === pattern)?.operations ?? {};
+  const set = operationsAt(`/${entity.route}`);
+  const keyed = operationsAt(`/${entity.route}/{key}`);
+  return { insert: !!set.POST, patch: !!keyed.PATCH, put: !!keyed.PUT, delete: !!keyed.DELETE };
 }
 
 /** `$search` takes terms (ANDed by whitespace), `OR` and `"phrases"`; `-term`, not `NOT`; no parentheses. */

@@ -1,0 +1,48 @@
+import type { CommandFields, CommandName } from '../../domain/commands/command';
+import type { EntityDefinition } from '../../domain/entities';
+import { keyOf } from '../../domain/entities/entity-key';
+import { unsupportedMediaType, validationFailed } from '../../domain/errors/domain-error';
+import { parseWriteBody } from '../../domain/validation/write-body';
+import { parsePatch } from '../../domain/writes/json-patch';
+import { WRONG_MEDIA_TYPE, type WriteInput, type WriteLimits } from '../entities/write-command';
+import { mergeOperationsOf, rootBodyOf } from './odata-write-body';
+
+/**
+ * A write request under `/odata` (DESIGN §17) → the command the same change at the root becomes
+ * (api/entities/write-command.ts): the key, the media type, the body, `If-Match`, checked in the
+ * root's order. POST and PUT bodies are read into the root's write form (odata-write-body.ts); a
+ * PATCH object becomes the JSON Patch operations of the same change, so the worker runs the root's
+ * `patch` command with the root's limits. The one builder of a lone `/odata` write
+ * (odata-write.routes.ts) and of the same request inside an `/odata` batch: only how the request is
+ * read (WriteInput) differs. Same signature as the root's `writeCommandOf`.
+ */
+export function odataWriteCommandOf(
+  entity: EntityDefinition,
+  name: CommandName,
+  accepts: readonly string[] | undefined,
+  input: WriteInput,
+  limits: WriteLimits,
+): { fields: CommandFields; raw: unknown } {
+  const key = input.key === undefined ? undefined : keyOf(entity, input.key);
+  const ifMatch = name === 'create' ? undefined : input.ifMatch;
+  const fields: CommandFields = {
+    name,
+    entity: entity.name,
+    ...(key === undefined ? {} : { key }),
+    ...(ifMatch === undefined ? {} : { ifMatch }),
+  };
+  if (!accepts) return { fields, raw: undefined };
+  const raw = input.body(accepts[0]!);
+  if (raw === WRONG_MEDIA_TYPE) throw unsupportedMediaType(`Writes under /odata take ${accepts[0]!}.`);
+  if (name === 'patch') {
+    if (raw === undefined) throw validationFailed([`${entity.name}: a PATCH needs a JSON object`]);
+    // A key-less PATCH (a batch's `$<id>` URL) has no key to compare an `Id` with: it is left out.
+    const operations = mergeOperationsOf(entity, raw, key);
+    return {
+      fields: { ...fields, patch: parsePatch(entity, operations, limits.patchLimits, limits.geometryLimits) },
+      raw,
+    };
+  }
+  const body = parseWriteBody(entity, rootBodyOf(entity, raw), limits.geometryLimits, key);
+  return { fields: { ...fields, body }, raw };
+}
