@@ -13,8 +13,8 @@ import { startStack, type Stack } from '../support/stack';
  * user makes one: its CLI downloads `/odata/$metadata` from the running service and writes a typed
  * service (`-m service -e ts`); `tsc` type-checks that code with a usage file written against it
  * (USAGE below, whose `@ts-expect-error` lines fail the compile if the types were loose); the
- * compiled usage then reads, filters, expands, selects, pages and counts through the generated API
- * and the runtime's fetch client. Every answer it receives is checked against the served metadata
+ * compiled usage then reads, filters, expands, selects, pages and counts, and creates, patches and
+ * deletes, through the generated API and the runtime's fetch client. Every answer it receives is checked against the served metadata
  * (checkedFetch). Generated code, its compile and its output live in a scratch directory.
  */
 
@@ -85,6 +85,34 @@ export async function reads(serviceRoot: string, schemeId: string) {
   return { names, filtered, expanded, keyed, developments, address, paged, pages };
 }
 
+export async function writes(serviceRoot: string) {
+  const client = new FetchClient();
+  const service = new EntityManagementService(client, serviceRoot);
+  // Deep insert of an owned collection; the timestamps and Ids the server manages are not asked for.
+  const created = await service.Schemes().create({
+    SchemeName: 'Typed Quay',
+    TotalUnits: 12,
+    Notes: [{ Text: 'generated' }],
+    Tags: [],
+    ExternalLinks: [],
+    MarketBoundaries: [],
+  });
+  const scheme = service.Schemes(created.data.Id);
+  const patch = await scheme.patch({ TotalUnits: 14 });
+  const patched = (await scheme.query((b) => b.select('SchemeName', 'TotalUnits'))).data;
+  const deleted = await scheme.delete();
+  const gone = await scheme.query().then(
+    () => 200,
+    (err: { status?: number }) => err.status,
+  );
+  return {
+    created: { status: created.status, name: created.data.SchemeName, notes: created.data.Notes.map((n) => n.Text) },
+    patched: { status: patch.status, name: patched.SchemeName, units: patched.TotalUnits },
+    deleted: deleted.status,
+    gone,
+  };
+}
+
 /** Never run: the generated types are precise, so each of these is a compile error. */
 export async function typeErrors(service: EntityManagementService<FetchClient>, schemeId: string) {
   const schemes = service.Schemes();
@@ -95,8 +123,23 @@ export async function typeErrors(service: EntityManagementService<FetchClient>, 
   await schemes.query((b, q) => b.filter(q.Nope.eq(1)));
   // @ts-expect-error TotalUnits is an Edm.Int32
   await schemes.query((b, q) => b.filter(q.TotalUnits.eq('many')));
+  // @ts-expect-error SchemeName is required to create a Scheme
+  await schemes.create({ TotalUnits: 1, Notes: [], Tags: [], ExternalLinks: [], MarketBoundaries: [] });
   return wrong;
 }
+`;
+
+/**
+ * odata2ts 0.34 treats only a single key as managed by the server (it does not read `Core.Computed`):
+ * the config names the members the service stamps, so the editable models leave them out.
+ */
+const CONFIG = `module.exports = {
+  propertiesByName: [
+    { name: 'Id', managed: true },
+    { name: 'CreatedAt', managed: true },
+    { name: 'UpdatedAt', managed: true },
+  ],
+};
 `;
 
 const TSCONFIG = {
@@ -119,12 +162,14 @@ let fx: ReadFixture;
 let scratch: string;
 
 test.before(async () => {
-  stack = await startStack({ workers: [] });
+  // The command worker runs the writes.
+  stack = await startStack();
   fx = await insertReadFixture(stack.knex);
   scratch = await mkdtemp(path.join(tmpdir(), 'emapi-odata2ts-'));
   // The generated code imports the odata2ts runtime: resolved from this repository's node_modules.
   await symlink(path.join(repoRoot, 'node_modules'), path.join(scratch, 'node_modules'), 'dir');
   await writeFile(path.join(scratch, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
+  await writeFile(path.join(scratch, 'odata2ts.config.js'), CONFIG);
 });
 test.after.always(async () => {
   await stack?.close();
@@ -177,10 +222,15 @@ test.serial(
   },
 );
 
+interface Usage {
+  reads: (serviceRoot: string, schemeId: string) => Promise<Reads>;
+  writes: (serviceRoot: string) => Promise<unknown>;
+}
+
+const compiledUsage = async () => (await import(path.join(scratch, 'out', 'usage.js'))) as Usage;
+
 test.serial('the generated service reads, filters, expands, selects, pages and counts', async (t) => {
-  const usage = (await import(path.join(scratch, 'out', 'usage.js'))) as {
-    reads: (serviceRoot: string, schemeId: string) => Promise<Reads>;
-  };
+  const usage = await compiledUsage();
   const alpha = enc('Scheme', fx.schemes[0]!);
   const got = await withCheckedFetch(() => usage.reads(`${stack.baseUrl}/odata`, alpha));
   t.deepEqual(got.names, ['Alpha Tower', 'Beta Yard', 'Gamma Works', "x'; DROP TABLE schemes;--"]);
@@ -195,4 +245,15 @@ test.serial('the generated service reads, filters, expands, selects, pages and c
     got.pages,
     [fx.schemes.slice(0, 3), fx.schemes.slice(3)].map((ids) => ids.map((id) => enc('Scheme', id))),
   );
+});
+
+test.serial('the generated service creates (with a deep insert), patches and deletes', async (t) => {
+  const usage = await compiledUsage();
+  const got = await withCheckedFetch(() => usage.writes(`${stack.baseUrl}/odata`));
+  t.deepEqual(got, {
+    created: { status: 201, name: 'Typed Quay', notes: ['generated'] },
+    patched: { status: 204, name: 'Typed Quay', units: 14 },
+    deleted: 204,
+    gone: 404,
+  });
 });

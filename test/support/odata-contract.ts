@@ -317,8 +317,8 @@ export function checkODataAnswer(
     return;
   }
   const cx: Context = { model, level: levelOf(contentType, fail), list: target.kind === 'collection', fail };
-  // A write's representation follows its URL's `$select` and `$expand` too.
-  const shape = shapeOfUrl(ex.path);
+  // A write answers the entity as a plain GET shows it (its URL's options do not apply, docs/odata.md).
+  const shape: Shape = method === 'GET' ? shapeOfUrl(ex.path) : { expand: new Map(), count: false };
   const { '@odata.context': context, ...rest } = body;
   if (cx.level === 'none' ? context !== undefined : context === undefined)
     fail(`@odata.context ${cx.level === 'none' ? 'with' : 'without'} odata.metadata=${cx.level}`);
