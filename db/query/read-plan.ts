@@ -112,7 +112,7 @@ export function planRead(entity: EntityDefinition, options: ReadOptions, odata?:
   return plan;
 }
 
-/** `$select` at one level, checked against `source`: the names it shows (undefined: every member). */
+/** `$select` at one level, checked against `source`: the names it shows and the paths into complex items (none: every member). */
 function planSelect(source: RowSource, select: SelectText, maxNodes?: number): Omit<ODataDocument, 'control'> {
   let items;
   try {
