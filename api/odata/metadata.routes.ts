@@ -9,7 +9,7 @@ import { serviceRootOf } from './service-root';
 /**
  * `GET /odata/` (the service document) and `GET /odata/$metadata` (DESIGN §17), open without a
  * token like `/openapi.json`. `$metadata` is CSDL XML unless JSON is asked for (`$format=json` or
- * an `Accept` that prefers `application/json`); both texts are built once per settings.
+ * an `Accept` that ranks `application/json` above XML); both texts are built once per settings.
  */
 
 export const MINIMAL_JSON = 'application/json;odata.metadata=minimal';
@@ -25,8 +25,31 @@ function formatOf(req: Request): MetadataFormat {
     if (type === 'xml' || type === 'application/xml') return 'xml';
     throw badRequest(`$format: $metadata is offered as xml or json, not '${format}'`);
   }
-  // XML unless the client ranks JSON first: `*/*`, no Accept and XML-only clients get XML.
-  return req.accepts(['application/xml', 'application/json']) === 'application/json' ? 'json' : 'xml';
+  // XML unless the client ranks JSON above it: XML is the default, so a tie is XML.
+  const accept = req.get('accept');
+  return accept !== undefined && quality(accept, 'application/json') > quality(accept, 'application/xml')
+    ? 'json'
+    : 'xml';
+}
+
+/**
+ * The q-value an `Accept` header gives `type`: that of its most specific matching range (RFC 9110
+ * 12.5.1), 0 when none matches. Unlike `req.accepts`, a wildcard ties with an exact match: axios's
+ * `application/json, text/plain, *\/*` (the odata2ts generator's download) accepts XML as much as
+ * JSON, and gets the default.
+ */
+function quality(accept: string, type: string): number {
+  const [major] = type.split('/');
+  let best = { specificity: -1, q: 0 };
+  for (const range of accept.split(',')) {
+    const [name = '', ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    const specificity = name === type ? 2 : name === `${major}/*` ? 1 : name === '*/*' ? 0 : -1;
+    if (specificity <= best.specificity) continue;
+    const q = params.find((param) => param.startsWith('q='));
+    const value = q === undefined ? 1 : Number(q.slice(2));
+    best = { specificity, q: Number.isFinite(value) ? value : 0 };
+  }
+  return best.q;
 }
 
 export function metadataHandlers(

@@ -19,7 +19,10 @@ import { serviceRootOf } from './service-root';
  * answer is OData JSON (odata-answer.ts).
  */
 
-type Handlers = Record<'odataList' | 'odataCount' | 'odataEntity' | 'odataNavigation', RequestHandler>;
+type Handlers = Record<
+  'odataList' | 'odataCount' | 'odataEntity' | 'odataNavigation' | 'odataNavigationCount',
+  RequestHandler
+>;
 
 /** The set a navigation property leads to, for the context URL (an unknown one is the read's 404). */
 export function navigationSet(entity: EntityDefinition, navigation: string): string {
@@ -34,18 +37,19 @@ export function odataReadHandlers(deps: ReadRouteDeps): Handlers {
   const runFor = readRouter(deps.knex, deps.replicas, settings.timeoutMs);
 
   const read =
-    (shape: (req: Request) => Pick<ODataReadRequest, 'key' | 'navigation'>): RequestHandler =>
+    (shape: (req: Request) => Pick<ODataReadRequest, 'key' | 'navigation' | 'count'>): RequestHandler =>
     async (req: Request, res: Response) => {
       const entity = routeOf(req).entity!;
       const level = metadataLevelOf(req);
       const serviceRoot = serviceRootOf(req);
       const pageSize = preferredPageSize(req, settings.limits.maxTop);
       const query = readQueryOf(req);
-      const { key, navigation } = shape(req);
+      const { key, navigation, count } = shape(req);
       const request: ODataReadRequest = {
         set: entity.route,
         key,
         navigation,
+        count,
         query,
         pageSize: pageSize ?? Math.min(DEFAULT_TOP, settings.limits.maxTop),
         control: {
@@ -64,8 +68,13 @@ export function odataReadHandlers(deps: ReadRouteDeps): Handlers {
 
   return {
     odataList: read(() => ({})),
-    odataCount: read(() => ({ key: '$count' })),
+    odataCount: read(() => ({ count: true })),
     odataEntity: read((req) => ({ key: req.params.key as string })),
     odataNavigation: read((req) => ({ key: req.params.key as string, navigation: req.params.navigation as string })),
+    odataNavigationCount: read((req) => ({
+      key: req.params.key as string,
+      navigation: req.params.navigation as string,
+      count: true,
+    })),
   };
 }

@@ -166,7 +166,7 @@ const SERVICE_ROUTES: Route[] = [
 /**
  * One entity set under `/odata` (DESIGN §17): the set, its `$count`, an entity by key
  * (`Schemes('k')` and `Schemes(Id='k')` are matched as the key segment `Schemes/k`, route-match.ts)
- * and a navigation property of it. Writes are the root's, with OData bodies (a PATCH is a JSON
+ * and a navigation property of it, with the `$count` of a navigation collection. Writes are the root's, with OData bodies (a PATCH is a JSON
  * object: merge) and the same `$batch` kinds; read models refuse them with 405 as at the root.
  * Keep `writesOf` (api/odata/metadata/set-capabilities.ts) saying what these serve. Each is
  * reachable inside `/odata/$batch`, answered there as alone.
@@ -204,6 +204,11 @@ function odataEntityRoutes(entity: EntityDefinition): Route[] {
       ...base,
       pattern: `/${entity.route}/{key}/{navigation}`,
       operations: { GET: { handler: 'odataNavigation', batch: 'read' } },
+    },
+    {
+      ...base,
+      pattern: `/${entity.route}/{key}/{navigation}/$count`,
+      operations: { GET: { handler: 'odataNavigationCount' } },
     },
   ];
 }

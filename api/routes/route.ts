@@ -63,6 +63,7 @@ export type HandlerName =
   | 'odataCount'
   | 'odataEntity'
   | 'odataNavigation'
+  | 'odataNavigationCount'
   | 'odataCreate'
   | 'odataReplace'
   | 'odataPatch'

@@ -23,10 +23,12 @@ import type { ReadDb } from './read-timeout';
 export interface ODataReadRequest {
   /** The entity set (`Schemes`). */
   set: string;
-  /** The key, `$count`, or none for the set. */
+  /** The key, or none for the set. */
   key?: string;
   /** A navigation property of the keyed entity. */
   navigation?: string;
+  /** `/$count` of the collection the path names (the set, or a navigation collection). */
+  count?: boolean;
   /** Query options (`$format` already taken out). */
   query: Record<string, unknown>;
   /** `Prefer: odata.maxpagesize` (at most MAX_TOP), or DEFAULT_TOP. */
@@ -61,17 +63,16 @@ export async function odataReadOperation(
     select: selectOf(request.query),
     maxNodes: settings.limits.maxSyntaxNodes,
   });
-  if (request.key === undefined) return listRead(run, { entity, path: request.set }, request, settings, odata());
-  // `/$count` of the set; `Schemes/$count/Address` names no key (keyOf answers 404).
-  if (request.key === '$count' && request.navigation === undefined) {
-    const n = await run((db) => fetchCount(db, countStatement(planCount(entity, options()))));
-    return { kind: 'count', n };
-  }
+  const collectionRead = (listing: Listing) =>
+    request.count ? countRead(run, listing, options()) : listRead(run, listing, request, settings, odata());
+  if (request.key === undefined) return collectionRead({ entity, path: request.set });
+  // A key that reads as `$count` is a key like any other (`Schemes/$count/Address`: keyOf answers 404).
   const id = keyOf(entity, request.key);
   if (request.navigation === undefined) return keyedRead(run, entity, id, request, settings, odata());
   const navigation = request.navigation;
   const member = memberOf(entitySource(entity), navigation);
-  if (member?.kind === 'relation') {
+  // `/$count` counts a collection; a single relation has none (OData: 404 as any unknown path).
+  if (member?.kind === 'relation' && !request.count) {
     const target = await run((db) => columnOf(db, entity, member.relation.column, id));
     if (target === undefined) throw notFound(`${entity.name} '${request.key}' does not exist.`);
     if (target === null) return { kind: 'empty' };
@@ -87,12 +88,17 @@ export async function odataReadOperation(
     path: `${request.set}${keyPredicate(encodeId(entity.name, id))}/${navigation}`,
     within: { column: collection.foreignKey, id },
   };
-  const [exists, page] = await Promise.all([
-    run((db) => columnOf(db, entity, 'id', id)),
-    listRead(run, listing, request, settings, odata()),
-  ]);
+  const [exists, page] = await Promise.all([run((db) => columnOf(db, entity, 'id', id)), collectionRead(listing)]);
   if (exists === undefined) throw notFound(`${entity.name} '${request.key}' does not exist.`);
   return page;
+}
+
+/** `/$count` of a set or of a parent's navigation collection: only what selects rows counts. */
+async function countRead(run: ReadRunner, listing: Listing, options: ReadOptions): Promise<ODataReadResult> {
+  const plan = planCount(listing.entity, options);
+  if (listing.within) plan.within = listing.within;
+  const n = await run((db) => fetchCount(db, countStatement(plan)));
+  return { kind: 'count', n };
 }
 
 function selectOf(query: Record<string, unknown>): ODataPlanning['select'] {

@@ -1,5 +1,5 @@
 import type { EntityDefinition } from '../../domain/entities';
-import { ODataSyntaxError, parseSelect, type ExpandItem, type SelectText } from '../../domain/odata';
+import { ODataSyntaxError, parseSelect, type ExpandItem, type SelectItem, type SelectText } from '../../domain/odata';
 import { badRequest } from '../../domain/errors/domain-error';
 import type { ReadOptions } from '../../domain/queries/read-options';
 import {
@@ -15,6 +15,7 @@ import {
   memberOf,
   relationsOf,
   rowSource,
+  type Member,
   type RowSource,
 } from '../../domain/queries/path-resolver';
 import { searchExtra, type ExtraCondition } from './search-condition';
@@ -48,6 +49,10 @@ export interface ODataControl {
 export interface ODataDocument {
   /** Members `$select` names; undefined: every member (no `$select`, or `*`). */
   select?: ReadonlySet<string>;
+  /** The members of a complex collection's items a path selects (`Notes/Text`), by collection. */
+  within?: ReadonlyMap<string, ReadonlySet<string>>;
+  /** A complex value (an item of Notes, …): it has no key, so `Id` comes only when selected. */
+  complex?: true;
   control: ODataControl;
 }
 
@@ -65,8 +70,13 @@ const NO_CONTROL: ODataControl = { etag: false };
 export const ODATA_COMPLEX_ITEMS: DocumentPlan = {
   relations: new Map(),
   collections: new Map(),
-  odata: { control: NO_CONTROL },
+  odata: { control: NO_CONTROL, complex: true },
 };
+
+/** The items of a complex collection showing only what a `$select` path chose (`Notes/Text`). */
+export function complexItemsSelecting(select: ReadonlySet<string>): DocumentPlan {
+  return { ...ODATA_COMPLEX_ITEMS, odata: { control: NO_CONTROL, complex: true, select } };
+}
 
 /** An expanded collection: the document of each item, and which items in which order. */
 export interface CollectionPlan {
@@ -102,8 +112,8 @@ export function planRead(entity: EntityDefinition, options: ReadOptions, odata?:
   return plan;
 }
 
-/** `$select` at one level, checked against `source`: the names it shows, or undefined for every member. */
-function planSelect(source: RowSource, select: SelectText, maxNodes?: number): ReadonlySet<string> | undefined {
+/** `$select` at one level, checked against `source`: the names it shows and the paths into complex items (none: every member). */
+function planSelect(source: RowSource, select: SelectText, maxNodes?: number): Omit<ODataDocument, 'control'> {
   let items;
   try {
     items = parseSelect(select.text, maxNodes, select.at);
@@ -112,20 +122,52 @@ function planSelect(source: RowSource, select: SelectText, maxNodes?: number): R
     throw err instanceof ODataSyntaxError ? badRequest(err.message) : err;
   }
   const names = new Set<string>();
+  const paths = new Map<string, Set<string>>();
   for (const item of items) {
-    if (item.name === '*') return undefined;
-    if (!memberOf(source, item.name)) {
-      throw queryError('$select', `unknown property '${item.name}' of ${source.def.name}`, item.position);
+    if (item.name === '*') return {};
+    const member = memberOf(source, item.name);
+    if (!member) throw queryError('$select', `unknown property '${item.name}' of ${source.def.name}`, item.position);
+    if (item.path.length === 0) {
+      names.add(item.name);
+      continue;
     }
-    names.add(item.name);
+    const chosen = paths.get(item.name) ?? new Set<string>();
+    chosen.add(complexPathMember(member, item));
+    paths.set(item.name, chosen);
   }
-  return names;
+  const within = new Map([...paths].filter(([name]) => !names.has(name)));
+  for (const name of within.keys()) names.add(name);
+  return within.size > 0 ? { select: names, within } : { select: names };
+}
+
+/**
+ * The member of a complex item a `$select` path names (`Notes/Text`). OData's grammar lets a path
+ * go through complex properties only: through a navigation property it is `$expand` with a `$select`.
+ */
+function complexPathMember(member: Member, item: SelectItem): string {
+  const at = item.position;
+  if (member.kind === 'relation' || (member.kind === 'collection' && !member.collection.alwaysPopulated)) {
+    const hint = `${item.name}($select=${item.path.join('/')})`;
+    throw queryError(
+      '$select',
+      `'${item.name}' is a navigation property: a path cannot go through it (ask $expand=${hint})`,
+      at,
+    );
+  }
+  if (member.kind !== 'collection')
+    throw queryError('$select', `'${item.name}' is not a complex property: no path goes through it`, at);
+  const inner = item.path.length === 1 ? memberOf(member.target, item.path[0]!) : undefined;
+  if (!inner || (inner.kind !== 'field' && inner.kind !== 'id')) {
+    const named = item.path.join('/');
+    throw queryError('$select', `unknown property '${named}' of ${member.target.def.name}`, at);
+  }
+  return inner.name;
 }
 
 function odataDocumentOf(source: RowSource, odata: ODataPlanning): ODataDocument {
   const select =
-    odata.select && odata.select.text.trim() !== '' ? planSelect(source, odata.select, odata.maxNodes) : undefined;
-  return select ? { select, control: odata.control } : { control: odata.control };
+    odata.select && odata.select.text.trim() !== '' ? planSelect(source, odata.select, odata.maxNodes) : {};
+  return { ...select, control: odata.control };
 }
 
 /** A count (`$count`, `/$count`): only what selects rows; ordering and expansions play no part. */

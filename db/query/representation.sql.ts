@@ -2,6 +2,7 @@ import { encodedIdSql, isoTimestampSql } from '../sql/encoded-id.sql';
 import { EntityScope, filterSql, orderSql } from './entity-scope';
 import { collectionsOf, fieldsOf, relationsOf, rowSource, type RowSource } from '../../domain/queries/path-resolver';
 import {
+  complexItemsSelecting,
   DEFAULT_ORDERING,
   ODATA_COMPLEX_ITEMS,
   PLAIN_DOCUMENT,
@@ -60,7 +61,8 @@ export function documentSql(
 ): string {
   const odata = plan.odata;
   const members: string[] = odata ? controlMembers(source, alias, odata.control, builder) : [];
-  members.push(`'Id', ${rowIdSql(source, alias)}`);
+  // An entity always shows its key; a complex item's Id is a property like the others.
+  if (!odata?.complex || !odata.select || odata.select.has('Id')) members.push(`'Id', ${rowIdSql(source, alias)}`);
   // `$select` under /odata (the root shows every member); `only`: a list's reduced form.
   const shown = (name: string) => (!only || only.includes(name)) && (!odata?.select || odata.select.has(name));
 
@@ -90,7 +92,8 @@ export function documentSql(
     const target = rowSource(collection.target);
     const a = builder.alias();
     const reduced = !expanded && mode === 'list' && collection.listForm ? collection.listForm : undefined;
-    const unexpanded = odata ? ODATA_COMPLEX_ITEMS : PLAIN_DOCUMENT;
+    const chosen = odata?.within?.get(name);
+    const unexpanded = chosen ? complexItemsSelecting(chosen) : odata ? ODATA_COMPLEX_ITEMS : PLAIN_DOCUMENT;
     const doc = documentSql(target, a, mode, expanded?.document ?? unexpanded, builder, reduced);
     const scope = new EntityScope(target, a, builder);
     const where = [`${a}.${collection.foreignKey} = ${alias}.id`];

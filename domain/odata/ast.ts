@@ -49,9 +49,11 @@ export interface OrderByItem {
   span: Span;
 }
 
-/** One item of `$select`: a property name or `*`, and where it was written. */
+/** One item of `$select`: a property name or `*`, the path after it (`Notes/Text`), and where it was written. */
 export interface SelectItem {
   name: string;
+  /** The segments after `name`; empty when the item is a name alone. */
+  path: string[];
   position: number;
 }
 

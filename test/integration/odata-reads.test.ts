@@ -127,6 +127,30 @@ test('navigation: a single relation, a collection with options, a null relation,
   }
 });
 
+test('$count of a navigation collection, with $filter; a single relation has none', async (t) => {
+  const all = await stack.get(`/odata/Schemes('${scheme(0)}')/Developments/$count`);
+  t.is(all.status, 200);
+  t.regex(all.headers.get('content-type')!, /^text\/plain/);
+  t.is(all.text, '2');
+  const filtered = await stack.get(`/odata/Schemes/${scheme(0)}/Developments/$count?$filter=Name ne 'Phase 1'`);
+  t.is(filtered.text, '1');
+  t.is((await stack.get(`/odata/Schemes('${scheme(0)}')/Companies/$count?$filter=Role eq 'Lender'`)).text, '1');
+  t.is((await stack.get(`/odata/Schemes('${scheme(1)}')/Developments/$count`)).text, '0');
+  // $top and $skip select no rows of a count (as for the set's /$count).
+  t.is((await stack.get(`/odata/Schemes('${scheme(0)}')/Developments/$count?$top=1`)).text, '2');
+  for (const path of [
+    `Schemes('AAAAAAAA')/Developments/$count`,
+    `Schemes('${scheme(0)}')/Address/$count`,
+    `Schemes('${scheme(0)}')/Notes/$count`,
+    `Schemes('${scheme(0)}')/Developments/$count/x`,
+  ]) {
+    const res = await stack.get(`/odata/${path}`);
+    t.is(res.status, 404, path);
+  }
+  const bad = await stack.get(`/odata/Schemes('${scheme(0)}')/Developments/$count?$filter=Nope eq 1`);
+  t.is(bad.status, 400);
+});
+
 test('$select: chosen members and Id, inside $expand too; it wins over always-populated collections', async (t) => {
   const res = await stack.get(
     `/odata/Schemes?$filter=Id eq '${scheme(0)}'&$select=SchemeName,Tags&$expand=Address($select=City),Companies($select=Role;$expand=Company($select=Name))`,
@@ -155,6 +179,45 @@ test('$select: chosen members and Id, inside $expand too; it wins over always-po
   // The root keeps ignoring $select.
   const root = await stack.get(`/Schemes/${scheme(0)}?$select=SchemeName`);
   t.true('TotalUnits' in (root.body as Doc));
+});
+
+test('$select paths: through complex collections served, through navigation properties a 400 naming $expand', async (t) => {
+  const res = await stack.get(`/odata/Schemes('${scheme(0)}')?$select=SchemeName,Notes/Text`);
+  t.is(res.status, 200);
+  const doc = res.body as Doc;
+  t.is(doc['@odata.context'], `${stack.baseUrl}/odata/$metadata#Schemes(SchemeName,Notes/Text)/$entity`);
+  t.deepEqual(Object.keys(doc).sort(), ['@odata.context', '@odata.etag', 'Id', 'Notes', 'SchemeName']);
+  t.deepEqual(doc.Notes, [{ Text: 'first' }, { Text: 'second' }]);
+  // The whole property beside a path into it: the whole; `Id` of an item when named.
+  const whole = await stack.get(`/odata/Schemes('${scheme(0)}')?$select=Notes/Text,Notes`);
+  t.deepEqual(Object.keys((whole.body as { Notes: Doc[] }).Notes[0]!).sort(), ['Id', 'Text']);
+  const list = await stack.get(`/odata/Schemes?$filter=Id eq '${scheme(0)}'&$select=Tags/Id,MarketBoundaries/Id`);
+  const [item] = (list.body as Page).value;
+  t.deepEqual(Object.keys((item!.Tags as Doc[])[0]!), ['Id']);
+  t.deepEqual(Object.keys((item!.MarketBoundaries as Doc[])[0]!), ['Id']);
+  // Inside $expand too.
+  const nested = await stack.get(`/odata/Developments?$filter=Name eq 'Phase 1'&$expand=Scheme($select=Notes/Text)`);
+  const development = (nested.body as Page).value[0]!;
+  t.deepEqual(Object.keys(development.Scheme as Doc).sort(), ['@odata.etag', 'Id', 'Notes']);
+  t.deepEqual((development.Scheme as Doc).Notes, [{ Text: 'first' }, { Text: 'second' }]);
+  // A navigation property may be selected: it shows only when expanded.
+  const nav = await stack.get(`/odata/Schemes('${scheme(0)}')?$select=SchemeName,Address`);
+  t.false('Address' in (nav.body as Doc));
+  const navExpanded = await stack.get(`/odata/Schemes('${scheme(0)}')?$select=SchemeName,Address&$expand=Address`);
+  t.is(((navExpanded.body as Doc).Address as Doc).City, 'London');
+  const errors: [string, RegExp][] = [
+    ['$select=Address/City', /'Address' is a navigation property: .*\$expand=Address\(\$select=City\)/],
+    ['$select=Developments/Name', /'Developments' is a navigation property/],
+    ['$expand=Address($select=Country/Name)', /'Country' is a navigation property/],
+    ['$select=SchemeName/Length', /'SchemeName' is not a complex property/],
+    ['$select=Notes/Nope', /unknown property 'Nope' of Note/],
+    ['$select=Notes/', /\$select/],
+  ];
+  for (const [query, message] of errors) {
+    const bad = await stack.get(`/odata/Schemes?${query}`);
+    t.is(bad.status, 400, query);
+    t.regex((bad.body as { error: { message: string } }).error.message, message, query);
+  }
 });
 
 test('odata.metadata=none drops control information, full adds absolute ids, edit links and types', async (t) => {

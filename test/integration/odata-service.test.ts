@@ -67,6 +67,17 @@ test('$metadata is CSDL XML by default and CSDL JSON on request, without a token
   t.regex(both.headers.get('content-type')!, /^application\/xml/);
   const star = await stack.get('/odata/$metadata', { accept: '*/*' });
   t.regex(star.headers.get('content-type')!, /^application\/xml/);
+  // A tie is the default: axios (odata2ts's download) lists JSON first beside */*, and needs XML.
+  for (const accept of ['application/json, text/plain, */*', 'application/json, application/*', 'application/*']) {
+    const tie = await stack.get('/odata/$metadata', { accept });
+    t.regex(tie.headers.get('content-type')!, /^application\/xml/, accept);
+  }
+  const ranked = await stack.get('/odata/$metadata', { accept: 'application/json, */*;q=0.8' });
+  t.regex(ranked.headers.get('content-type')!, /^application\/json/);
+  const xmlLow = await stack.get('/odata/$metadata', {
+    accept: 'application/xml;q=0.1, application/json;odata.metadata=minimal',
+  });
+  t.regex(xmlLow.headers.get('content-type')!, /^application\/json/);
   const bad = await stack.get('/odata/$metadata?$format=atom');
   t.is(bad.status, 400);
   t.is((bad.body as ODataError).error.code, 'BadRequest');

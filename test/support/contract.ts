@@ -2,6 +2,7 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { buildOpenApiDocument } from '../../api/openapi/document';
 import { checkODataAnswer } from './odata-contract';
+import { servedODataModel, type ODataModel } from './odata-model';
 
 /**
  * The contract check (DESIGN §15): every response the integration suite receives is checked
@@ -24,6 +25,15 @@ export interface Exchange {
   text: string;
   /** The request body as sent: a `$batch`'s requests say what each of its answers answers. */
   requestBody?: string;
+  /** The `$metadata` the service serves, for an answer under `/odata` (else the generated one). */
+  odataModel?: ODataModel;
+}
+
+const isODataPath = (path: string) => /^\/odata(?:[/?#]|$)/i.test(path);
+
+/** The served `$metadata` an answer under `/odata` is checked against (none for other paths). */
+export async function odataModelFor(baseUrl: string, path: string): Promise<ODataModel | undefined> {
+  return isODataPath(path) ? servedODataModel(baseUrl) : undefined;
 }
 
 export class ContractViolation extends Error {}
@@ -176,10 +186,14 @@ function headerValue(schema: Json, raw: string): unknown {
 /** Throws a ContractViolation when the response is not what the document says. */
 export function checkContract(ex: Exchange): void {
   // The OData service root is described by its `$metadata`, not by the OpenAPI document.
-  if (/^\/odata(?:[/?#]|$)/i.test(ex.path)) {
-    return checkODataAnswer(ex, (message) => {
-      throw new ContractViolation(message);
-    });
+  if (isODataPath(ex.path)) {
+    return checkODataAnswer(
+      ex,
+      (message) => {
+        throw new ContractViolation(message);
+      },
+      ex.odataModel,
+    );
   }
   const c = instance();
   const method = ex.method.toUpperCase();
@@ -310,21 +324,29 @@ function checkBatchAnswers(ex: Exchange, fail: (m: string) => never): void {
  * `fetch` against the service, with the response checked against the contract (for the tests that
  * call the service with fetch directly: streams, spawned processes, the generated client).
  */
-export async function checkedFetch(url: string | URL | Request, init?: RequestInit): Promise<Response> {
+export async function checkedFetch(
+  url: string | URL | Request,
+  init?: RequestInit,
+  /** The fetch that sends it (a client that calls the global fetch has it replaced by a checking one). */
+  send: typeof fetch = fetch,
+): Promise<Response> {
   const request = new Request(url, init);
   const requestBody = request.body ? await request.clone().text() : undefined;
-  const res = await fetch(request);
+  const res = await send(request);
   // An event stream (GET /Changes) never ends: its status, headers and media type are checked, not its body.
   const streaming = res.ok && essence(res.headers.get('content-type')) === 'text/event-stream';
   const text = streaming ? '' : await res.clone().text();
   const target = new URL(request.url);
+  const path = `${target.pathname}${target.search}`;
+  const odataModel = await odataModelFor(target.origin, path);
   checkContract({
     method: request.method,
-    path: `${target.pathname}${target.search}`,
+    path,
     status: res.status,
     headers: res.headers,
     text,
     requestBody,
+    odataModel,
   });
   return res;
 }

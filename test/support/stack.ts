@@ -11,7 +11,7 @@ import { createLogger } from '../../infra/logger';
 import { createTestDatabase, uniqueQueuePrefix, type TestDatabase } from './test-database';
 import { startViewsWorker } from '../../workers/views/views-worker';
 import { startNotificationsWorker } from '../../workers/notifications/notifications-worker';
-import { checkContract } from './contract';
+import { checkContract, odataModelFor } from './contract';
 
 /**
  * The real stack for a test file: its own database (cloned from the migrated template), its own
@@ -182,8 +182,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     }
     const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
     const text = await res.text();
-    // Every response the suite receives must be what /openapi.json says (DESIGN §15).
-    checkContract({ method, path, status: res.status, headers: res.headers, text, requestBody: body });
+    // Every response the suite receives must be what /openapi.json says (DESIGN §15), or under
+    // /odata what the service's `$metadata` says (DESIGN §17).
+    const odataModel = await odataModelFor(baseUrl, path);
+    checkContract({ method, path, status: res.status, headers: res.headers, text, requestBody: body, odataModel });
     let parsed: unknown;
     if (/json/.test(res.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text);
     return { status: res.status, headers: res.headers, text, body: parsed };
