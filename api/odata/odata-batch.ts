@@ -143,7 +143,6 @@ function headerName(name: string): string {
   const special: Record<string, string> = {
     etag: 'ETag',
     'odata-entityid': 'OData-EntityId',
-    'www-authenticate': 'WWW-Authenticate',
   };
   return (
     special[name] ?? name.replace(/(^|-)([a-z])/g, (_m, dash: string, letter: string) => dash + letter.toUpperCase())

@@ -2,9 +2,7 @@ import type { CommandFields, CommandName } from '../../domain/commands/command';
 import type { EntityDefinition } from '../../domain/entities';
 import { keyOf } from '../../domain/entities/entity-key';
 import { unsupportedMediaType, validationFailed } from '../../domain/errors/domain-error';
-import { parseWriteBody } from '../../domain/validation/write-body';
-import { parsePatch } from '../../domain/writes/json-patch';
-import { WRONG_MEDIA_TYPE, type WriteInput, type WriteLimits } from '../entities/write-command';
+import { WRONG_MEDIA_TYPE, writeCommandOf, type WriteInput, type WriteLimits } from '../entities/write-command';
 import { mergeOperationsOf, rootBodyOf } from './odata-write-body';
 
 /**
@@ -23,26 +21,18 @@ export function odataWriteCommandOf(
   input: WriteInput,
   limits: WriteLimits,
 ): { fields: CommandFields; raw: unknown } {
-  const key = input.key === undefined ? undefined : keyOf(entity, input.key);
-  const ifMatch = name === 'create' ? undefined : input.ifMatch;
-  const fields: CommandFields = {
-    name,
-    entity: entity.name,
-    ...(key === undefined ? {} : { key }),
-    ...(ifMatch === undefined ? {} : { ifMatch }),
+  let raw: unknown;
+  // The root's builder, given the body in the root's form: one place checks keys, bodies and limits.
+  const rootInput: WriteInput = {
+    ...input,
+    body(mediaType) {
+      raw = input.body(mediaType);
+      if (raw === WRONG_MEDIA_TYPE) throw unsupportedMediaType(`Writes under /odata take ${mediaType}.`);
+      if (name !== 'patch') return rootBodyOf(entity, raw);
+      if (raw === undefined) throw validationFailed([`${entity.name}: a PATCH needs a JSON object`]);
+      // A key-less PATCH (a batch's `$<id>` URL) has no key to compare an `Id` with: it is left out.
+      return mergeOperationsOf(entity, raw, input.key === undefined ? undefined : keyOf(entity, input.key));
+    },
   };
-  if (!accepts) return { fields, raw: undefined };
-  const raw = input.body(accepts[0]!);
-  if (raw === WRONG_MEDIA_TYPE) throw unsupportedMediaType(`Writes under /odata take ${accepts[0]!}.`);
-  if (name === 'patch') {
-    if (raw === undefined) throw validationFailed([`${entity.name}: a PATCH needs a JSON object`]);
-    // A key-less PATCH (a batch's `$<id>` URL) has no key to compare an `Id` with: it is left out.
-    const operations = mergeOperationsOf(entity, raw, key);
-    return {
-      fields: { ...fields, patch: parsePatch(entity, operations, limits.patchLimits, limits.geometryLimits) },
-      raw,
-    };
-  }
-  const body = parseWriteBody(entity, rootBodyOf(entity, raw), limits.geometryLimits, key);
-  return { fields: { ...fields, body }, raw };
+  return { fields: writeCommandOf(entity, name, accepts, rootInput, limits).fields, raw };
 }

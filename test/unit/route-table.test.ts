@@ -8,7 +8,8 @@ import { buildOpenApiDocument, describedPaths, pathsOf } from '../../api/openapi
 import { dispatcher } from '../../api/routes/dispatch';
 import { labelOf, type HandlerName, type Route } from '../../api/routes/route';
 import { routeMatcher, TABLE } from '../../api/routes/route-match';
-import { ROOT, ROUTES } from '../../api/routes/route-table';
+import { ODATA_ROOT, ROOT, ROUTES } from '../../api/routes/route-table';
+import { odataBatchReadOf, odataBatchWriteOf } from '../../api/odata/odata-batch-read';
 import { DEFAULT_PATCH_LIMITS } from '../../domain/writes/json-patch';
 import { encodeId } from '../../domain/ids/id-codec';
 import { POLICY } from '../../domain/auth/roles';
@@ -90,13 +91,27 @@ test('$batch reaches exactly the routes with a batch step, resolved in the same 
     earlier: new Map(),
     queryTokensRefused: false,
   };
+  // `/odata/$batch` resolves its requests under `/odata` (DESIGN §17), with /odata's builders.
+  const odataRoot = {
+    path: ODATA_ROOT,
+    readOf: odataBatchReadOf('http://localhost/odata', 1000),
+    writeOf: odataBatchWriteOf('http://localhost/odata'),
+  };
   let batchable = 0;
   for (const route of ROUTES) {
     for (const [method, operation] of Object.entries(route.operations)) {
-      const url = pathOf(route).slice(1);
+      const odata = route.root === ODATA_ROOT;
+      // Relative to the batch's root: `Schemes` in an `/odata` batch is `/odata/Schemes`.
+      const url = pathOf(route).slice(route.root.length + 1);
       const headers: Record<string, string> = operation.accepts ? { 'content-type': operation.accepts[0]! } : {};
-      const step = stepOf({ index: 0, id: 'r', method, url, dependsOn: [], headers, body: {} }, context);
-      const where = `${method} ${url}: ${JSON.stringify(step.failure)}`;
+      const request = { index: 0, id: 'r', method, url, dependsOn: [], headers, body: {} };
+      const step = stepOf(request, odata ? { ...context, root: odataRoot } : context);
+      const where = `${method} ${route.root}/${url}: ${JSON.stringify(step.failure)}`;
+      if (odata && url !== '') {
+        // The root's batch does not reach into `/odata` (nor the reverse).
+        const fromRoot = stepOf({ ...request, url: `odata/${url}` }, context);
+        t.is(fromRoot.failure?.kind, 'NotFound', `root batch: ${where}`);
+      }
       if (operation.batch) {
         batchable++;
         // Reached: a read or a write step, or its own answer (a body {} that is no valid entity or patch is a 400).

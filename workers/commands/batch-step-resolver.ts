@@ -75,6 +75,9 @@ export function readStep(
   const request = readOfStep(step, created);
   const odata = step.read!.odata;
   if (!odata) return readOperation(run, request, settings);
+  // The batch's checks name a set's `/$count` by the key `$count`, as at the root; under `/odata` a
+  // count is asked for by name (a `$count` key followed by a navigation segment is a key).
+  const counts = request.key === '$count' && odata.navigation === undefined;
   return odataReadOperation(
     run,
     {
@@ -82,7 +85,7 @@ export function readStep(
       query: request.query,
       pageSize: odata.pageSize,
       control: odata.control,
-      ...(request.key === undefined ? {} : { key: request.key }),
+      ...(counts ? { count: true } : request.key === undefined ? {} : { key: request.key }),
       ...(odata.navigation === undefined ? {} : { navigation: odata.navigation }),
       ...(request.ifNoneMatch === undefined ? {} : { ifNoneMatch: request.ifNoneMatch }),
     },
