@@ -21,6 +21,7 @@ import { webhookLatency, type WebhookLatency } from './webhook-latency';
 import { hostileFuzz, printHostileFuzz, type HostileFuzzReport } from './hostile-fuzz';
 import { patchChecks, printPatchChecks } from './patch-check';
 import { scaleReads, printScaleReads, type ScaleReport } from './scale-reads';
+import { odataReads, printODataReads, type ODataReadsReport } from './odata-reads';
 
 /**
  * `npm run bench`: drives the running service and the floor with autocannon at concurrency 1 and
@@ -510,6 +511,17 @@ async function main(): Promise<void> {
       },
     });
   }
+  // `/odata` beside the root, and `$select` against the full page (bench/odata-reads.ts, issue 26).
+  let odata: ODataReadsReport | undefined;
+  if (selected('odata')) {
+    odata = await odataReads({
+      service,
+      keys: keys.map((k) => encoded.get(k)!),
+      durationSeconds: DURATION,
+      warmupSeconds: WARMUP,
+      databaseIdle: () => databaseIdle(db),
+    });
+  }
   // Reads whose cost could grow with the table, at this data set's size (bench/scale-reads.ts, issue 27).
   let scale: ScaleReport | undefined;
   if (selected('scale')) {
@@ -631,6 +643,7 @@ async function main(): Promise<void> {
   if (changes) printChangesFeed(changes);
   if (hostile) printHostileFuzz(hostile);
   if (scale) printScaleReads(scale, process.env.BENCH_SCALE_BASELINE);
+  if (odata) printODataReads(odata);
   console.log(`API peak RSS over the whole run: ${peakRss.toFixed(0)} MiB`);
 
   mkdirSync(path.join(PROJECT_ROOT, 'bench/results'), { recursive: true });
@@ -654,6 +667,7 @@ async function main(): Promise<void> {
         changes,
         hostile,
         scale,
+        odata,
         patchChecks: patchCheck,
         apiProcesses: process.env.API_PROCESSES ?? '1',
         commandWorkerProcesses: process.env.COMMAND_WORKER_PROCESSES ?? '1',

@@ -1,8 +1,6 @@
-import type { CommandFields, CommandName } from '../../domain/commands/command';
-import type { EntityDefinition } from '../../domain/entities';
 import { keyOf } from '../../domain/entities/entity-key';
 import { unsupportedMediaType, validationFailed } from '../../domain/errors/domain-error';
-import { WRONG_MEDIA_TYPE, writeCommandOf, type WriteInput, type WriteLimits } from '../entities/write-command';
+import { WRONG_MEDIA_TYPE, writeCommandOf, type WriteInput } from '../entities/write-command';
 import { mergeOperationsOf, rootBodyOf } from './odata-write-body';
 
 /**
@@ -14,13 +12,7 @@ import { mergeOperationsOf, rootBodyOf } from './odata-write-body';
  * (odata-write.routes.ts) and of the same request inside an `/odata` batch: only how the request is
  * read (WriteInput) differs. Same signature as the root's `writeCommandOf`.
  */
-export function odataWriteCommandOf(
-  entity: EntityDefinition,
-  name: CommandName,
-  accepts: readonly string[] | undefined,
-  input: WriteInput,
-  limits: WriteLimits,
-): { fields: CommandFields; raw: unknown } {
+export const odataWriteCommandOf: typeof writeCommandOf = (entity, name, accepts, input, limits) => {
   let raw: unknown;
   // The root's builder, given the body in the root's form: one place checks keys, bodies and limits.
   const rootInput: WriteInput = {
@@ -35,4 +27,4 @@ export function odataWriteCommandOf(
     },
   };
   return { fields: writeCommandOf(entity, name, accepts, rootInput, limits).fields, raw };
-}
+};

@@ -1,7 +1,7 @@
 import { POLICY } from '../../domain/auth/roles';
 import { ENTITIES, READ_MODELS, type EntityDefinition } from '../../domain/entities';
 import { SUBSCRIPTIONS_PATH } from '../../domain/webhooks/subscription';
-import type { Route } from './route';
+import type { HandlerName, Route } from './route';
 
 /**
  * THE route table: every route the service answers, once. The entity routes derive from the entity
@@ -25,32 +25,59 @@ const PATCH_BODY = ['application/json-patch+json'] as const;
 /** Read models (`/Activities`) are written only by workers: writes are 405, not 404. */
 const READ_ONLY = (entity: EntityDefinition) => ({ methods: ['POST'], detail: `/${entity.route} is read-only.` });
 
-/** `/<Set>`, `/<Set>/$count`, `/<Set>/{key}` of one entity (spec §4), reachable inside `$batch`. */
-function entityRoutes(entity: EntityDefinition): Route[] {
+/** The handlers of one service root's entity routes, and the body its PATCH takes. */
+interface SetHandlers {
+  list: HandlerName;
+  create: HandlerName;
+  count: HandlerName;
+  get: HandlerName;
+  replace: HandlerName;
+  patch: HandlerName;
+  delete: HandlerName;
+  patchBody: readonly string[];
+}
+
+const ROOT_SET: SetHandlers = {
+  list: 'listEntities',
+  create: 'createEntity',
+  count: 'countEntities',
+  get: 'getEntity',
+  replace: 'replaceEntity',
+  patch: 'patchEntity',
+  delete: 'deleteEntity',
+  patchBody: PATCH_BODY,
+};
+
+/**
+ * `/<Set>`, `/<Set>/$count`, `/<Set>/{key}` of one entity under a service root (spec §4 at the
+ * root, DESIGN §17 under `/odata`, where a PATCH is a JSON object: merge), each reachable inside
+ * that root's `$batch`. Read models refuse writes with 405, not 404.
+ */
+function entityRoutes(entity: EntityDefinition, root = ROOT, handlers = ROOT_SET): Route[] {
   const readOnly = READ_MODELS.includes(entity);
-  const base = { root: ROOT, policy: POLICY.default, entity };
+  const base = { root, policy: POLICY.default, entity };
   return [
     {
       ...base,
       pattern: `/${entity.route}`,
       operations: {
-        GET: { handler: 'listEntities', batch: 'read' },
-        ...(readOnly ? {} : { POST: { handler: 'createEntity', accepts: JSON_BODY, batch: 'create' } }),
+        GET: { handler: handlers.list, batch: 'read' },
+        ...(readOnly ? {} : { POST: { handler: handlers.create, accepts: JSON_BODY, batch: 'create' } }),
       },
       ...(readOnly ? { refuse: READ_ONLY(entity) } : {}),
     },
-    { ...base, pattern: `/${entity.route}/$count`, operations: { GET: { handler: 'countEntities', batch: 'read' } } },
+    { ...base, pattern: `/${entity.route}/$count`, operations: { GET: { handler: handlers.count, batch: 'read' } } },
     {
       ...base,
       pattern: `/${entity.route}/{key}`,
       operations: {
-        GET: { handler: 'getEntity', batch: 'read' },
+        GET: { handler: handlers.get, batch: 'read' },
         ...(readOnly
           ? {}
           : {
-              PUT: { handler: 'replaceEntity', accepts: JSON_BODY, batch: 'replace' },
-              PATCH: { handler: 'patchEntity', accepts: PATCH_BODY, batch: 'patch' },
-              DELETE: { handler: 'deleteEntity', batch: 'delete' },
+              PUT: { handler: handlers.replace, accepts: JSON_BODY, batch: 'replace' },
+              PATCH: { handler: handlers.patch, accepts: handlers.patchBody, batch: 'patch' },
+              DELETE: { handler: handlers.delete, batch: 'delete' },
             }),
       },
       ...(readOnly ? { refuse: { ...READ_ONLY(entity), methods: ['PUT', 'PATCH', 'DELETE'] } } : {}),
@@ -163,43 +190,29 @@ const SERVICE_ROUTES: Route[] = [
   { root: ROOT, pattern: '/Changes', policy: POLICY.default, operations: { GET: { handler: 'changes' } } },
 ];
 
+const ODATA_SET: SetHandlers = {
+  list: 'odataList',
+  create: 'odataCreate',
+  count: 'odataCount',
+  get: 'odataEntity',
+  replace: 'odataReplace',
+  patch: 'odataPatch',
+  delete: 'odataDelete',
+  patchBody: JSON_BODY,
+};
+
 /**
  * One entity set under `/odata` (DESIGN §17): the set, its `$count`, an entity by key
  * (`Schemes('k')` and `Schemes(Id='k')` are matched as the key segment `Schemes/k`, route-match.ts)
- * and a navigation property of it, with the `$count` of a navigation collection. Writes are the root's, with OData bodies (a PATCH is a JSON
- * object: merge) and the same `$batch` kinds; read models refuse them with 405 as at the root.
+ * and a navigation property of it, with the `$count` of a navigation collection. Writes are the
+ * root's, with OData bodies and the same `$batch` kinds (entityRoutes).
  * Keep `writesOf` (api/odata/metadata/set-capabilities.ts) saying what these serve. Each is
  * reachable inside `/odata/$batch`, answered there as alone.
  */
 function odataEntityRoutes(entity: EntityDefinition): Route[] {
-  const readOnly = READ_MODELS.includes(entity);
   const base = { root: ODATA_ROOT, policy: POLICY.default, entity };
   return [
-    {
-      ...base,
-      pattern: `/${entity.route}`,
-      operations: {
-        GET: { handler: 'odataList', batch: 'read' },
-        ...(readOnly ? {} : { POST: { handler: 'odataCreate', accepts: JSON_BODY, batch: 'create' } }),
-      },
-      ...(readOnly ? { refuse: READ_ONLY(entity) } : {}),
-    },
-    { ...base, pattern: `/${entity.route}/$count`, operations: { GET: { handler: 'odataCount', batch: 'read' } } },
-    {
-      ...base,
-      pattern: `/${entity.route}/{key}`,
-      operations: {
-        GET: { handler: 'odataEntity', batch: 'read' },
-        ...(readOnly
-          ? {}
-          : {
-              PUT: { handler: 'odataReplace', accepts: JSON_BODY, batch: 'replace' },
-              PATCH: { handler: 'odataPatch', accepts: JSON_BODY, batch: 'patch' },
-              DELETE: { handler: 'odataDelete', batch: 'delete' },
-            }),
-      },
-      ...(readOnly ? { refuse: { ...READ_ONLY(entity), methods: ['PUT', 'PATCH', 'DELETE'] } } : {}),
-    },
+    ...entityRoutes(entity, ODATA_ROOT, ODATA_SET),
     {
       ...base,
       pattern: `/${entity.route}/{key}/{navigation}`,
@@ -231,7 +244,7 @@ const ODATA_SERVICE_ROUTES: Route[] = [
 const READABLE = [...ENTITIES, ...READ_MODELS];
 
 export const ROUTES: readonly Route[] = [
-  ...READABLE.flatMap(entityRoutes),
+  ...READABLE.flatMap((entity) => entityRoutes(entity)),
   ...SERVICE_ROUTES,
   ...READABLE.map(exportRoute),
   ...ODATA_SERVICE_ROUTES,
