@@ -108,6 +108,38 @@ export async function recordCommand(
   return inserted.rows.length > 0;
 }
 
+/** One command of a group committed together (workers/commands/group-commit.ts), as recordCommands records it. */
+export interface GroupedRecord {
+  command: LoggedCommand;
+  result: unknown;
+  events: readonly DomainEvent[];
+}
+
+/**
+ * recordCommand for several commands applied in one transaction: every command_log row and every
+ * outbox row (each event with its own command's origin) in one statement, whatever their number.
+ * Returns how many command_log rows it inserted: fewer than the commands when an earlier delivery
+ * recorded one of them, and the caller must then roll everything back.
+ */
+export async function recordCommands(trx: Knex.Transaction, records: readonly GroupedRecord[]): Promise<number> {
+  const outbox = records.flatMap(({ command, events }) => events.map((event) => ({ event, origin: command.origin })));
+  const rows = records.map(({ command, result }) => rowOf(command, result));
+  // `result` is stored as the JSON text rowOf made of it; an absent origin or hash is null.
+  const inserted = await (
+    await statementsIn(trx)
+  ).raw<{ rows: unknown[] }>(
+    `with outboxed as (insert into outbox (event_id, event, origin)
+       select (o->'event'->>'eventId')::uuid, o->'event', o->'origin'
+       from jsonb_array_elements(?::jsonb) with ordinality as x(o, n) order by n)
+     insert into command_log (command_id, name, entity, subject, request_hash, result)
+     select c->>'command_id', c->>'name', c->>'entity', c->>'subject', c->>'request_hash', (c->>'result')::jsonb
+     from jsonb_array_elements(?::jsonb) with ordinality as x(c, n) order by n
+     on conflict (command_id) do nothing returning command_id`,
+    [JSON.stringify(outbox), JSON.stringify(rows)],
+  );
+  return inserted.rows.length;
+}
+
 /**
  * Records a result outside any transaction: a failed command after its transaction rolled back
  * (nothing of it was applied), or a finished `$batch` with its whole response. Returns null when

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { EntityDefinition } from '../../domain/entities';
 import { modelFor } from '../models/entity-models';
+import { statementsIn } from '../query/prepared-statements';
 
 /**
  * Row-level writes of one entity table through its Objection model, always inside the command's
@@ -17,15 +18,45 @@ function plain<T>(value: unknown): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
 
+const quoted = (column: string) => `"${column.replace(/"/g, '""')}"`;
+
+/**
+ * The columns a locked row is read with: its key and version, every field and relation column and
+ * its position among siblings — all a write compares or carries over. Named rather than `*`: the
+ * statement runs prepared on the command's connection (a PATCH planned it afresh each time, 0.1 ms
+ * of planning in Postgres), and a prepared `select *` would fail once a migration adds a column.
+ */
+const lockColumns = new Map<string, string>();
+
+function lockColumnsOf(entity: EntityDefinition): string {
+  let list = lockColumns.get(entity.name);
+  if (list === undefined) {
+    const columns = new Set(['id', 'version']);
+    for (const field of Object.values(entity.fields)) columns.add(field.column);
+    for (const relation of Object.values(entity.relations)) columns.add(relation.column);
+    if (entity.keepsWrittenOrder) columns.add('position');
+    list = [...columns].map(quoted).join(', ');
+    lockColumns.set(entity.name, list);
+  }
+  return list;
+}
+
 export async function lockRow(
   trx: Knex.Transaction,
   entity: EntityDefinition,
   id: number,
   strength: LockStrength,
 ): Promise<Row | null> {
-  const query = modelFor(entity.name).query(trx).findById(id);
-  const row = await (strength === 'update' ? query.forUpdate() : query.forNoKeyUpdate());
-  return row ? plain<Row>(row) : null;
+  const lock = strength === 'update' ? 'for update' : 'for no key update';
+  const { rows } = await (
+    await statementsIn(trx)
+  ).raw<{ rows: Row[] }>(`select ${lockColumnsOf(entity)} from ${quoted(entity.table)} where id = ? ${lock}`, [id]);
+  return rows[0] ? plain<Row>(rows[0]) : null;
+}
+
+/** A value knex builds into the statement itself (`trx.fn.now()`, a raw fragment), not a binding. */
+function isBuiltIn(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && typeof (value as { toSQL?: unknown }).toSQL === 'function';
 }
 
 /** The current key of a row's column without locking it (to learn which parent to lock first). */
@@ -44,8 +75,19 @@ export async function insertRow(
   entity: EntityDefinition,
   values: Record<string, unknown>,
 ): Promise<{ id: number; version: number }> {
-  const inserted = plain<Row>(await modelFor(entity.name).query(trx).insert(values).returning(['id', 'version']));
-  return { id: inserted.id, version: inserted.version };
+  const columns = Object.keys(values);
+  if (columns.some((column) => isBuiltIn(values[column]))) {
+    const inserted = plain<Row>(await modelFor(entity.name).query(trx).insert(values).returning(['id', 'version']));
+    return { id: inserted.id, version: inserted.version };
+  }
+  // Prepared on the command's connection: its text is the same for every insert of a table.
+  const { rows } = await (
+    await statementsIn(trx)
+  ).raw<{ rows: { id: number; version: number }[] }>(
+    `insert into ${quoted(entity.table)} (${columns.map(quoted).join(', ')}) values (${columns.map(() => '?').join(', ')}) returning id, version`,
+    columns.map((column) => values[column] as Knex.RawBinding),
+  );
+  return { id: rows[0]!.id, version: rows[0]!.version };
 }
 
 /** Updates the row (the touch trigger bumps version and updated_at) and returns the new version. */
@@ -55,8 +97,19 @@ export async function updateRow(
   id: number,
   values: Record<string, unknown>,
 ): Promise<number> {
-  const rows = await trx(entity.table).update(values).where('id', id).returning('version');
-  return (rows[0] as { version: number }).version;
+  const columns = Object.keys(values);
+  if (columns.some((column) => isBuiltIn(values[column]))) {
+    const rows = await trx(entity.table).update(values).where('id', id).returning('version');
+    return (rows[0] as { version: number }).version;
+  }
+  // Prepared like the insert: a PATCH planned this update afresh each time (0.2 ms in Postgres).
+  const { rows } = await (
+    await statementsIn(trx)
+  ).raw<{ rows: { version: number }[] }>(
+    `update ${quoted(entity.table)} set ${columns.map((column) => `${quoted(column)} = ?`).join(', ')} where id = ? returning version`,
+    [...columns.map((column) => values[column] as Knex.RawBinding), id],
+  );
+  return rows[0]!.version;
 }
 
 /**

@@ -28,6 +28,8 @@ import { tracing } from '../../infra/tracing/tracing';
 import { requestFields, traceContexts } from '../shared/write-origins';
 import type { SubscriptionCommand } from '../../domain/webhooks/subscription-command';
 import { createSubscriptionRunner } from './subscription.handler';
+import { createGroupCommitRunner } from './group-commit';
+import type { DomainEvent } from '../../domain/events/domain-event';
 
 /** Connections for the GETs of batches (a batch reads one GET at a time; a list and its count at once). */
 const BATCH_READ_CONNECTIONS = 4;
@@ -97,22 +99,21 @@ export async function startCommandWorker(
     publish: (events, origins) => publisher.publish(events, origins),
     intervalMs: options.outboxSweepIntervalMs,
   });
-  const run = timed(
-    metrics,
+  const limits = { patchLimits: patchLimitsOf(config), geometryLimits: geometryLimitsOf(config) };
+  const onCommitted = (events: DomainEvent[], origin: WriteOrigin | undefined) => publisher.publishSoon(events, origin);
+  const runAlone = createCommandRunner({ knex, logger, onCommitted, testPause: options.testPause, ...limits });
+  // Lone commands (the `$batch` writes outside groups) run alone; queued ones are grouped when they arrive together.
+  const labelsOf = (command: Command) => ({
     // Only commands the API signed get here; an unknown name fails in the runner, counted as one label.
-    (command: Command) => ({
-      command: Object.hasOwn(HANDLERS, command.name) ? command.name : 'unknown',
-      entity: command.entity,
-    }),
+    command: Object.hasOwn(HANDLERS, command.name) ? command.name : 'unknown',
+    entity: command.entity,
+  });
+  const run = timed(metrics, labelsOf, (result: CommandResult) => result, runAlone);
+  const runQueued = timed(
+    metrics,
+    labelsOf,
     (result: CommandResult) => result,
-    createCommandRunner({
-      knex,
-      logger,
-      onCommitted: (events, origin) => publisher.publishSoon(events, origin),
-      testPause: options.testPause,
-      patchLimits: patchLimitsOf(config),
-      geometryLimits: geometryLimitsOf(config),
-    }),
+    createGroupCommitRunner({ knex, logger, limits, runAlone, onCommitted, testPause: options.testPause }),
   );
   const readSettings = readSettingsOf({ maxTop: config.maxTop, limits: config.limits });
   const runGroup = timed(
@@ -234,7 +235,7 @@ export async function startCommandWorker(
     logger,
     handlers: {
       command: handler<Command, CommandResult>((command, { redelivered, logger }) =>
-        run(command, { redelivered, logger }),
+        runQueued(command, { redelivered, logger }),
       ),
       batch: handler<BatchCommand, BatchResult | CommandResult>(async (batch, { redelivered, job, logger }) => {
         const result = await runBatch(batch, {

@@ -111,12 +111,21 @@ function storableFailure(error: DomainError): Failure {
   return { ...failure, errors: failure.errors.map(storableText) };
 }
 
+/** Holds a unit at `at` when the test pause names that point (a group of commands too: group-commit.ts). */
+export async function testPauseAt(
+  testPause: TestPause | undefined,
+  at: TestPause['at'],
+  commandId: string,
+  logger: Logger,
+): Promise<void> {
+  if (testPause?.at !== at) return;
+  logger.warn({ commandId, at, ms: testPause.ms }, 'test pause');
+  await sleep(testPause.ms);
+}
+
 export function createUnitOfWork(deps: UnitOfWorkDeps) {
-  const pause = async (at: TestPause['at'], commandId: string, logger: Logger) => {
-    if (deps.testPause?.at !== at) return;
-    logger.warn({ commandId, at, ms: deps.testPause.ms }, 'test pause');
-    await sleep(deps.testPause.ms);
-  };
+  const pause = (at: TestPause['at'], commandId: string, logger: Logger) =>
+    testPauseAt(deps.testPause, at, commandId, logger);
 
   async function recorded<R>(unit: UnitOfWork<unknown, R>): Promise<R | CommandResult | null> {
     const earlier = await findCommand<R>(deps.knex, unit.record.commandId);
