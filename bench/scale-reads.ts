@@ -180,7 +180,8 @@ export function printScaleReads(report: ScaleReport, baselineFile?: string): voi
     if (!one || !many) continue;
     const old1 = before.get(`${shape.name}|1`);
     const old32 = before.get(`${shape.name}|32`);
-    const ratio = old1 && old1.p50 > 0 ? one.p50 / old1.p50 : undefined;
+    // autocannon's p50 is whole milliseconds: a 0 ms baseline counts as 1 ms.
+    const ratio = old1 ? one.p50 / Math.max(1, old1.p50) : undefined;
     const allowed = shape.query ? 2 : 1.2;
     // autocannon's latencies are whole milliseconds: a 1 ms figure at 100k allows 2 ms (1.2 ms keyed).
     const met =
