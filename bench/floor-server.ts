@@ -49,7 +49,7 @@ READ_SCENARIOS.forEach((scenario, i) => {
       pool.query<{ json: string }>(pageQuery),
       countQuery ? pool.query<{ n: number }>(countQuery) : undefined,
     ]);
-    if (total) res.setHeader('X-Total-Count', String(total.rows[0]?.n));
+    if (total) res.setHeader('X-Total-Count', String(Math.min(total.rows[0]?.n ?? 0, count?.limit ?? Infinity)));
     res.type('application/json').send(rows.rows[0]?.json ?? '[]');
   });
 });

@@ -84,7 +84,8 @@ const FILTERED: pg.QueryConfig = {
 };
 const FILTERED_COUNT: pg.QueryConfig = {
   name: 'hand_filtered_count',
-  text: `select count(*)::int as n from schemes where ${FILTER}`,
+  // Counted as the service counts (COUNT_LIMIT, 10,000): one row past the limit, then capped.
+  text: `select least(count(*), 10000)::int as n from (select 1 from schemes where ${FILTER} limit 10001) c`,
 };
 
 /**

@@ -82,6 +82,8 @@ export interface ScaleReport {
   loadAverage: [number, number];
   /** Shapes whose c=1 p50 missed 20 ms: the plans of the statements the service ran for them. */
   explains: { shape: string; plans: string[] }[];
+  /** What each counting shape answered: the count, and whether it stopped at COUNT_LIMIT. */
+  counts: { shape: string; count: string | null; limited: boolean }[];
 }
 
 /** The p50 target at c=1 (issue 27). */
@@ -124,6 +126,13 @@ export async function scaleReads(opts: {
   const rows: ScaleRow[] = [];
   const explains: ScaleReport['explains'] = [];
   const loadAtStart = os.loadavg()[0]!;
+  const counts: ScaleReport['counts'] = [];
+  for (const shape of SCALE_SHAPES.filter((s) => s.countOnly || s.query?.$count)) {
+    const res = await fetch(`${opts.service}${pathOf(shape)}`);
+    const count = shape.countOnly ? await res.text() : res.headers.get('x-total-count');
+    counts.push({ shape: shape.name, count, limited: res.headers.get('x-total-count-limit-exceeded') === 'true' });
+    if (!shape.countOnly) await res.arrayBuffer();
+  }
   for (const shape of SCALE_SHAPES) {
     for (const connections of [1, 32]) {
       const keyed = !shape.query;
@@ -155,7 +164,7 @@ export async function scaleReads(opts: {
     }
   }
   const loadAverage: [number, number] = [Number(loadAtStart.toFixed(1)), Number(os.loadavg()[0]!.toFixed(1))];
-  return { schemes: opts.schemes, durationSeconds: opts.durationSeconds, loadAverage, rows, explains };
+  return { schemes: opts.schemes, durationSeconds: opts.durationSeconds, loadAverage, rows, explains, counts };
 }
 
 /** The table of bench/README.md: this run beside a baseline run of another size, when one is named. */
@@ -195,6 +204,9 @@ export function printScaleReads(report: ScaleReport, baselineFile?: string): voi
         : `| ${shape.name} | ${one.rps} / ${many.rps} | ${one.p50} | ${one.p99} | ${many.p50} | ${met ? 'yes' : '**no**'} |`,
     );
   }
+  console.log(
+    `\nCounts answered: ${report.counts.map((c) => `${c.shape}: ${c.count}${c.limited ? ' (stopped at COUNT_LIMIT)' : ''}`).join('; ')}`,
+  );
   for (const e of report.explains)
     console.log(`\nEXPLAIN of "${e.shape}" (missed ${P50_TARGET_MS} ms at c=1):\n${e.plans.join('\n---\n')}`);
 }

@@ -1,5 +1,6 @@
 import { Scheme } from '../domain/entities';
 import { parseReadOptions } from '../domain/queries/read-options';
+import { DEFAULT_READ_LIMITS } from '../domain/queries/read-limits';
 import { keyedSql, listStatements as readStatements } from '../db/query/entity-reader';
 import { planRead } from '../db/query/read-plan';
 
@@ -84,9 +85,12 @@ export interface Statement {
 }
 
 /** The statements the service runs for a list scenario: the page, and its count when asked. */
-export function listStatements(query: Record<string, string>): { page: Statement; count?: Statement } {
+export function listStatements(query: Record<string, string>): {
+  page: Statement;
+  count?: Statement & { limit?: number };
+} {
   const options = parseReadOptions(query, 1000);
-  return readStatements(planRead(Scheme, options), BUDGET, options.count);
+  return readStatements(planRead(Scheme, options), BUDGET, options.count ? DEFAULT_READ_LIMITS.countLimit : undefined);
 }
 
 /** The statement of a keyed read of one scheme. */

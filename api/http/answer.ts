@@ -1,6 +1,6 @@
 import { entityByName } from '../../domain/entities';
 import type { Failure } from '../../domain/errors/domain-error';
-import type { ReadResult, RequestResult, WrittenResult } from '../../domain/results/request-result';
+import type { Count, ReadResult, RequestResult, WrittenResult } from '../../domain/results/request-result';
 import { etagOf } from '../../domain/writes/entity-version';
 import { bearerChallenge } from './bearer-challenge';
 import { tokenOfLsn, CONSISTENCY_TOKEN_HEADER } from './consistency';
@@ -66,6 +66,17 @@ export function prefersRepresentation(prefer: string | undefined): boolean {
   return prefer?.trim().toLowerCase() === 'return=representation';
 }
 
+/** Said when a count stopped at COUNT_LIMIT: the number sent is a lower bound, not the count. */
+export const COUNT_LIMIT_HEADER = 'x-total-count-limit-exceeded';
+
+export function limitHeader(count: Count): Record<string, string> {
+  return count.limited ? { [COUNT_LIMIT_HEADER]: 'true' } : {};
+}
+
+function countHeaders(count: Count): Record<string, string> {
+  return { 'x-total-count': String(count.n), ...limitHeader(count) };
+}
+
 /**
  * A read (spec §4, §4.1): a page with `X-Total-Count` when `$count` was asked for and
  * `Link: <…>; rel="next"` when there is a next page; `/$count` as plain text; an entity with its
@@ -75,12 +86,12 @@ export function readAnswer(result: ReadResult): Answer {
   switch (result.kind) {
     case 'page': {
       const headers: Record<string, string> = { 'content-type': JSON_TYPE };
-      if (result.total !== undefined) headers['x-total-count'] = String(result.total);
+      if (result.total !== undefined) Object.assign(headers, countHeaders(result.total));
       if (result.next !== undefined) headers.link = `<${result.next}>; rel="next"`;
       return { status: 200, headers, body: result.json };
     }
     case 'count':
-      return { status: 200, headers: { 'content-type': 'text/plain' }, body: String(result.n) };
+      return { status: 200, headers: { 'content-type': 'text/plain', ...limitHeader(result) }, body: String(result.n) };
     case 'entity':
       return { status: 200, headers: { etag: result.tag, 'content-type': JSON_TYPE }, body: result.json };
     case 'unchanged':

@@ -18,7 +18,7 @@ const ALLOWED_HEADERS = [
  * string: the error handler alone sets the error headers among them (test/unit/one-error-writer).
  */
 const EXPOSED_HEADERS = [
-  'Location, ETag, X-Total-Count, Preference-Applied, Link',
+  'Location, ETag, X-Total-Count, X-Total-Count-Limit-Exceeded, Preference-Applied, Link',
   'Retry-After, WWW-Authenticate, X-Request-Id, Content-Disposition',
 ].join(', ');
 

@@ -1,7 +1,7 @@
 import type { ODataReadResult } from '../../db/query/odata-read';
 import type { WrittenResult } from '../../domain/results/request-result';
 import { etagOf } from '../../domain/writes/entity-version';
-import type { Answer } from '../http/answer';
+import { limitHeader, type Answer } from '../http/answer';
 import type { MetadataLevel, ReturnPreference } from './odata-format';
 
 /**
@@ -32,7 +32,8 @@ export function odataReadAnswer(result: ODataReadResult, envelope: Envelope): An
     case 'page': {
       const headers: Record<string, string> = { 'content-type': contentType };
       if (envelope.pageSize !== undefined) headers['preference-applied'] = `odata.maxpagesize=${envelope.pageSize}`;
-      const count = result.total === undefined ? '' : field('@odata.count', result.total);
+      const count = result.total === undefined ? '' : field('@odata.count', result.total.n);
+      if (result.total) Object.assign(headers, limitHeader(result.total));
       const next =
         result.next === undefined
           ? ''
@@ -40,7 +41,7 @@ export function odataReadAnswer(result: ODataReadResult, envelope: Envelope): An
       return { status: 200, headers, body: `{${context}${count}"value":${result.json}${next}}` };
     }
     case 'count':
-      return { status: 200, headers: { 'content-type': 'text/plain' }, body: String(result.n) };
+      return { status: 200, headers: { 'content-type': 'text/plain', ...limitHeader(result) }, body: String(result.n) };
     case 'entity':
       // Postgres built the object (`{"@odata.etag" : …, "Id" : …}`): the context URL goes first in it.
       return {

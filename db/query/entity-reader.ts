@@ -7,6 +7,7 @@ import { EntityScope, filterSql, orderSql } from './entity-scope';
 import { entitySource } from '../../domain/queries/path-resolver';
 import { planDocument, planRead, type ODataPlanning, type ReadPlan } from './read-plan';
 import type { ReadDb } from './read-timeout';
+import type { Count } from '../../domain/results/request-result';
 import { documentSql } from './representation.sql';
 import { SqlBuilder } from './sql-builder';
 
@@ -36,6 +37,14 @@ export interface KeyedRow {
 export interface Statement {
   sql: string;
   params: unknown[];
+}
+
+/**
+ * A `$count` statement: exact for a whole set (kept by the database, `table_counts`), else it counts
+ * at most `limit` + 1 rows, so what a count costs is bounded whatever the table holds.
+ */
+export interface CountStatement extends Statement {
+  limit?: number;
 }
 
 /**
@@ -137,13 +146,13 @@ function tooLargeUnlessSent(row: { json: string | null; bytes: number } | undefi
 /**
  * Root rows are paged first (filter, order, limit, offset over the base table and the joins its
  * paths need), then the JSON is built for that page only, so skipped rows cost no expansion.
- * With `withCount`, the count statement shares the page's compiled WHERE.
+ * With a `countLimit` (COUNT_LIMIT), the count statement shares the page's compiled WHERE.
  */
 export function listStatements(
   plan: ReadPlan,
   budget: ReadBudget = {},
-  withCount = false,
-): { page: Statement; count?: Statement } {
+  countLimit?: number,
+): { page: Statement; count?: CountStatement } {
   const rows = rootRows(plan);
   const { builder } = rows;
   // One row past the page says exactly whether there is a next page (the Link header); its
@@ -155,18 +164,31 @@ export function listStatements(
   const inner = `select coalesce(json_agg(${doc} order by p.ord) filter (where p.ord <= ${top}), '[]'::json)::text as json, count(*) > ${top} as has_next, max(p.id) filter (where p.ord = ${top}) as last_key from unnest(array(${page})) with ordinality as p(id, ord) join ${plan.entity.table} d on d.id = p.id`;
   return {
     page: builder.statement(capped(inner, budget, ', j.has_next, j.last_key')),
-    count: withCount ? builder.statement(countText(rows)) : undefined,
+    count: countLimit === undefined ? undefined : countOf(plan, rows, countLimit),
   };
 }
 
-/** The count of rows a read selects (same filter and search, no ordering or page). */
-export function countStatement(plan: ReadPlan): Statement {
-  const rows = rootRows(plan);
-  return rows.builder.statement(countText(rows));
+/** The count of rows a read selects (same filter and search, no ordering or page), up to `limit`. */
+export function countStatement(plan: ReadPlan, limit: number): CountStatement {
+  return countOf(plan, rootRows(plan), limit);
 }
 
-function countText(rows: RootRows): string {
-  return `select count(*)::int as n ${rows.countFrom}`;
+/**
+ * A whole set (nothing filters, searches or narrows it to a parent) is counted from the slots its
+ * table's triggers keep (db/migrations/…_set-counts.ts): exact, a few rows whatever the size.
+ * Anything else counts the rows it selects, stopping one past `limit`.
+ */
+function countOf(plan: ReadPlan, rows: RootRows, limit: number): CountStatement {
+  const { builder } = rows;
+  if (!plan.filter && !plan.search && !plan.within) {
+    const table = builder.param(plan.entity.table);
+    return builder.statement(`select coalesce(sum(n), 0)::float8 as n from table_counts where table_name = ${table}`);
+  }
+  const reach = builder.param(limit + 1, 'int8');
+  return {
+    ...builder.statement(`select count(*)::int as n from (select 1 ${rows.countFrom} limit ${reach}) c`),
+    limit,
+  };
 }
 
 /** One page of a list read, as JSON text (its `$count` is `fetchCount`, run beside it). */
@@ -179,9 +201,11 @@ export async function fetchPage(knex: ReadDb, statement: Statement, budget: Read
   return { json: row?.json ?? '[]', hasNext: row?.has_next ?? false, lastKey: row?.last_key ?? undefined };
 }
 
-export async function fetchCount(knex: ReadDb, statement: Statement): Promise<number> {
+export async function fetchCount(knex: ReadDb, statement: CountStatement): Promise<Count> {
   const result = await knex.raw<{ rows: { n: number }[] }>(statement.sql, statement.params as Knex.RawBinding[]);
-  return result.rows[0]?.n ?? 0;
+  const n = result.rows[0]?.n ?? 0;
+  const { limit } = statement;
+  return limit !== undefined && n > limit ? { n: limit, limited: true } : { n, limited: false };
 }
 
 /** One page of a list read, planned and run (for callers without a plan of their own). */

@@ -64,7 +64,7 @@ export async function odataReadOperation(
     maxNodes: settings.limits.maxSyntaxNodes,
   });
   const collectionRead = (listing: Listing) =>
-    request.count ? countRead(run, listing, options()) : listRead(run, listing, request, settings, odata());
+    request.count ? countRead(run, listing, options(), settings) : listRead(run, listing, request, settings, odata());
   if (request.key === undefined) return collectionRead({ entity, path: request.set });
   // A key that reads as `$count` is a key like any other (`Schemes/$count/Address`: keyOf answers 404).
   const id = keyOf(entity, request.key);
@@ -94,11 +94,16 @@ export async function odataReadOperation(
 }
 
 /** `/$count` of a set or of a parent's navigation collection: only what selects rows counts. */
-async function countRead(run: ReadRunner, listing: Listing, options: ReadOptions): Promise<ODataReadResult> {
+async function countRead(
+  run: ReadRunner,
+  listing: Listing,
+  options: ReadOptions,
+  settings: ReadSettings,
+): Promise<ODataReadResult> {
   const plan = planCount(listing.entity, options);
   if (listing.within) plan.within = listing.within;
-  const n = await run((db) => fetchCount(db, countStatement(plan)));
-  return { kind: 'count', n };
+  const statement = countStatement(plan, settings.limits.countLimit);
+  return { kind: 'count', ...(await run((db) => fetchCount(db, statement))) };
 }
 
 function selectOf(query: Record<string, unknown>): ODataPlanning['select'] {
@@ -156,7 +161,7 @@ async function listRead(
   const options: ReadOptions = { ...parsed, top };
   const plan = planRead(listing.entity, options, odata);
   if (listing.within) plan.within = listing.within;
-  const { page, total } = await pageAndCount(run, plan, settings.budget, options.count);
+  const { page, total } = await pageAndCount(run, plan, settings, options.count);
   const result: Extract<ReadResult, { kind: 'page' }> = { kind: 'page', json: page.json };
   if (total !== undefined) result.total = total;
   const rest = whole === undefined ? undefined : whole - top;

@@ -69,8 +69,9 @@ export function onPool(knex: Knex, timeoutMs: number): ReadRunner {
  * and run on two pooled connections at once, as the floor does: one connection would run them one
  * after the other (c=1 filtered + $count: 0.60 of the floor instead of ~0.95).
  */
-export async function pageAndCount(run: ReadRunner, plan: ReadPlan, budget: ReadBudget, withCount: boolean) {
-  const statements = listStatements(plan, budget, withCount);
+export async function pageAndCount(run: ReadRunner, plan: ReadPlan, settings: ReadSettings, withCount: boolean) {
+  const { budget } = settings;
+  const statements = listStatements(plan, budget, withCount ? settings.limits.countLimit : undefined);
   const count = statements.count;
   const [page, total] = await Promise.all([
     run((db) => fetchPage(db, statements.page, budget)),
@@ -89,7 +90,7 @@ export async function readOperation(
   const { budget } = settings;
   if (request.key === undefined) {
     const parsed = options();
-    const { page, total } = await pageAndCount(run, planRead(entity, parsed), budget, parsed.count);
+    const { page, total } = await pageAndCount(run, planRead(entity, parsed), settings, parsed.count);
     const result: Extract<ReadResult, { kind: 'page' }> = { kind: 'page', json: page.json };
     if (total !== undefined) result.total = total;
     if (page.hasNext && page.lastKey !== undefined) {
@@ -105,9 +106,8 @@ export async function readOperation(
     return result;
   }
   if (request.key === '$count') {
-    const statement = countStatement(planCount(entity, options()));
-    const n = await run((db) => fetchCount(db, statement));
-    return { kind: 'count', n };
+    const statement = countStatement(planCount(entity, options()), settings.limits.countLimit);
+    return { kind: 'count', ...(await run((db) => fetchCount(db, statement))) };
   }
   const id = keyOf(entity, request.key);
   const parsed = options();

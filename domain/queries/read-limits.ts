@@ -14,6 +14,12 @@ export interface ReadLimits {
   maxSyntaxNodes: number;
   /** Largest `$skip` (MAX_SKIP); beyond it keyset paging (`$filter=Id gt '…'`) is the way on. */
   maxSkip: number;
+  /**
+   * Rows a `$count` with a filter or a search counts (COUNT_LIMIT): past it the count stops and
+   * says so (a lower bound, as search engines and Dataverse answer), so its cost is bounded
+   * whatever the table holds. Not a refusal; a whole set's count is exact at any size.
+   */
+  countLimit: number;
 }
 
 /** DESIGN §13 defaults, for callers without a loaded configuration (tests of parsing alone). */
@@ -24,4 +30,5 @@ export const DEFAULT_READ_LIMITS: ReadLimits = {
   maxExpandTop: 100,
   maxSyntaxNodes: 100,
   maxSkip: 100_000,
+  countLimit: 10_000,
 };

@@ -8,12 +8,21 @@ import type { Failure } from '../errors/domain-error';
  * a `$batch` alike, which is what makes a request in a batch answer exactly what it answers alone.
  */
 
+/**
+ * A `$count`: exact, or — when a filtered or searched count reached COUNT_LIMIT and stopped there —
+ * the limit as a lower bound (`limited`).
+ */
+export interface Count {
+  n: number;
+  limited: boolean;
+}
+
 /** A GET's outcome (db/query/read-operation.ts). */
 export type ReadResult =
   /** A collection page: its JSON array (built in Postgres), the `$count` asked for, the next page's address. */
-  | { kind: 'page'; json: string; total?: number; next?: string }
+  | { kind: 'page'; json: string; total?: Count; next?: string }
   /** `/$count`. */
-  | { kind: 'count'; n: number }
+  | ({ kind: 'count' } & Count)
   /** A keyed read: the entity's JSON and its entity tag (domain/writes/entity-version.ts). */
   | { kind: 'entity'; json: string; tag: string }
   /** A keyed read whose `If-None-Match` names the current tag: the client's copy is current. */

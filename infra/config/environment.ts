@@ -263,6 +263,10 @@ export const ENVIRONMENT = {
     desc: 'syntax nodes of one `$filter`, `$orderby`, `$expand` or `$search` (400)',
   }),
   MAX_SKIP: nonNegative({ default: 100_000, desc: 'largest `$skip` (400 naming keyset paging)' }),
+  COUNT_LIMIT: positive({
+    default: 10_000,
+    desc: 'rows a filtered or searched `$count` counts; past it the count is this number with `X-Total-Count-Limit-Exceeded: true` (a whole set is always counted exactly)',
+  }),
   STATEMENT_TIMEOUT_MS: positive({
     default: 10_000,
     desc: 'statement time of a read, exports excepted (503 + Retry-After)',

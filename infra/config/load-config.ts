@@ -121,6 +121,7 @@ export function loadConfig(env: Environment = process.env) {
       maxExpandTop: e.MAX_EXPAND_TOP,
       maxSyntaxNodes: e.MAX_SYNTAX_NODES,
       maxSkip: e.MAX_SKIP,
+      countLimit: e.COUNT_LIMIT,
       statementTimeoutMs: e.STATEMENT_TIMEOUT_MS,
       maxResponseBytes: e.MAX_RESPONSE_BYTES,
       maxPatchOperations: e.MAX_PATCH_OPERATIONS,

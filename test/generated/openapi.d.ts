@@ -3478,7 +3478,7 @@ export interface components {
         top: number;
         /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
         skip: number;
-        /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+        /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
         count: "true" | "false";
         /** @description Accepted and ignored: every member is always shown. */
         select: string;
@@ -3508,6 +3508,8 @@ export interface components {
         "Preference-Applied": "return=representation";
         /** @description Rows matching, with `$count=true`. */
         "X-Total-Count": number;
+        /** @description The count stopped at COUNT_LIMIT: more rows match than the number given. */
+        "X-Total-Count-Limit-Exceeded": "true";
         /** @description Token of the write, to read one’s own writes on replicas (issue 15). */
         "X-Consistency-Token": string;
         /** @description Seconds to wait before trying again. */
@@ -3537,7 +3539,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -3561,6 +3563,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Total-Count": components["headers"]["X-Total-Count"];
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -3656,9 +3659,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows. */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
             200: {
                 headers: {
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3923,7 +3927,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -3947,6 +3951,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Total-Count": components["headers"]["X-Total-Count"];
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -4042,9 +4047,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows. */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
             200: {
                 headers: {
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4309,7 +4315,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -4333,6 +4339,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Total-Count": components["headers"]["X-Total-Count"];
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -4428,9 +4435,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows. */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
             200: {
                 headers: {
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4695,7 +4703,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -4719,6 +4727,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Total-Count": components["headers"]["X-Total-Count"];
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -4814,9 +4823,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows. */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
             200: {
                 headers: {
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5081,7 +5091,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -5105,6 +5115,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Total-Count": components["headers"]["X-Total-Count"];
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -5200,9 +5211,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows. */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
             200: {
                 headers: {
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5467,7 +5479,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -5491,6 +5503,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Total-Count": components["headers"]["X-Total-Count"];
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -5586,9 +5599,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows. */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
             200: {
                 headers: {
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5853,7 +5867,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -5877,6 +5891,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Total-Count": components["headers"]["X-Total-Count"];
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -5972,9 +5987,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows. */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
             200: {
                 headers: {
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6239,7 +6255,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -6263,6 +6279,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Total-Count": components["headers"]["X-Total-Count"];
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -6358,9 +6375,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows. */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
             200: {
                 headers: {
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6625,7 +6643,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -6649,6 +6667,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Total-Count": components["headers"]["X-Total-Count"];
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -6744,9 +6763,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows. */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
             200: {
                 headers: {
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7011,7 +7031,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -7033,6 +7053,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Total-Count": components["headers"]["X-Total-Count"];
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -7126,9 +7147,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows. */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
             200: {
                 headers: {
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7393,7 +7415,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -7415,6 +7437,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Total-Count": components["headers"]["X-Total-Count"];
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -7508,9 +7531,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows. */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
             200: {
                 headers: {
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7775,7 +7799,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -7799,6 +7823,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Total-Count": components["headers"]["X-Total-Count"];
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -7894,9 +7919,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows. */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
             200: {
                 headers: {
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8161,7 +8187,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -8183,6 +8209,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Total-Count": components["headers"]["X-Total-Count"];
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -8276,9 +8303,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows. */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
             200: {
                 headers: {
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8543,7 +8571,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -8565,6 +8593,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Total-Count": components["headers"]["X-Total-Count"];
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -8658,9 +8687,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows. */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
             200: {
                 headers: {
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8925,7 +8955,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -8947,6 +8977,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Total-Count": components["headers"]["X-Total-Count"];
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -9040,9 +9071,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows. */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
             200: {
                 headers: {
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9307,7 +9339,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -9329,6 +9361,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Total-Count": components["headers"]["X-Total-Count"];
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
@@ -9383,9 +9416,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows. */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
             200: {
                 headers: {
+                    "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9773,7 +9807,7 @@ export interface operations {
                 $top?: number;
                 /** @description Entries to skip. */
                 $skip?: number;
-                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
             };
             header?: never;
@@ -10021,7 +10055,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows. */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
             };
             header?: never;

@@ -87,7 +87,7 @@ test('the batch journal hands back results, and leaves out the answers an older 
     const journal = redisBatchJournal(redis, stack.config.queuePrefix, createLogger('test', 'silent'));
     const batchId = 'journal-legacy-1';
     const results: RequestResult[] = [
-      { kind: 'count', n: 3 },
+      { kind: 'count', n: 3, limited: false },
       { kind: 'failed', failure: { kind: 'NotFound', errors: ['gone'] } },
     ];
     await journal.append(batchId, 0, results);

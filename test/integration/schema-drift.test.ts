@@ -16,7 +16,7 @@ import { databasePerFile } from '../support/database-per-file';
 /**
  * Drift: the database the migrations build (npm test migrates an empty template database; this
  * file reads a clone of it) must be exactly what the entity definitions describe: tables, columns,
- * types, nullability, defaults, uniques, foreign keys and version triggers. Adding a field to a
+ * types, nullability, defaults, uniques, foreign keys and version and count triggers. Adding a field to a
  * definition without a migration fails here, and so does a migration that changes a column the
  * definitions do not describe. Each line below is one fact about the schema; a failure lists the
  * lines the definitions expect but the migrations did not build (`missing`) and the lines the
@@ -29,6 +29,7 @@ const SERVICE_TABLES = [
   'outbox',
   'role_assignments',
   'search_fields',
+  'table_counts',
   'webhook_subscriptions',
   'webhook_deliveries',
   'knex_migrations',
@@ -104,6 +105,12 @@ function describeEntity(entity: EntityDefinition, encodedIdExpr: string | undefi
   // The row version the ETag is made of, bumped by the touch trigger.
   out.columns.push(column(table, 'version', 'integer', { notNull: true, extra: 'default 1' }));
   out.triggers.push(`${table}: ${table}_touch before update, touch_row`);
+  // The whole-set count (`$count` with nothing to filter), kept by statement triggers.
+  out.triggers.push(
+    `${table}: ${table}_count_insert after insert, table_counts_add`,
+    `${table}: ${table}_count_delete after delete, table_counts_add`,
+    `${table}: ${table}_count_truncate after truncate, table_counts_clear`,
+  );
   if (encodedIdExpr !== undefined) {
     out.columns.push(column(table, 'encoded_id', 'text', { extra: `generated always as (${encodedIdExpr})` }));
     out.uniques.push(`${table} unique (encoded_id)`);
@@ -205,7 +212,8 @@ async function migratedSchema(tables: readonly string[]): Promise<Schema> {
            case when t.tgtype & 2 = 2 then 'before' else 'after' end ||
            case when t.tgtype & 16 = 16 then ' update' else '' end ||
            case when t.tgtype & 4 = 4 then ' insert' else '' end ||
-           case when t.tgtype & 8 = 8 then ' delete' else '' end as timing
+           case when t.tgtype & 8 = 8 then ' delete' else '' end ||
+           case when t.tgtype & 32 = 32 then ' truncate' else '' end as timing
     from pg_trigger t join pg_class c on c.oid = t.tgrelid
     where not t.tgisinternal and c.${inPublic}`);
   const tableRows = await rows<{ table: string }>(`select relname as table from pg_class where ${inPublic}`);
@@ -270,7 +278,7 @@ test('foreign keys are exactly the relations and owned-record parents; only owne
   t.deepEqual(drift(described.foreignKeys, migrated.foreignKeys), NO_DRIFT, HINT);
 });
 
-test('every entity table, and nothing else described, has the version trigger', async (t) => {
+test('every entity table, and nothing else described, has the version trigger and the count triggers', async (t) => {
   const described = await describedSchema();
   const migrated = await migratedSchema(describedTables());
   t.deepEqual(drift(described.triggers, migrated.triggers), NO_DRIFT, HINT);

@@ -59,9 +59,25 @@ test('the plan raises every name and type error of $filter, $orderby and $expand
 
 test('a count plans only what selects rows: a bad $orderby or $expand does not concern it', (t) => {
   const options = parseReadOptions({ $orderby: 'Companies', $expand: 'Nope', $filter: 'TotalUnits gt 3' }, 1000);
-  const statement = countStatement(planCount(Scheme, options));
-  t.regex(statement.sql, /^select count\(\*\)::int as n from schemes r/);
-  t.deepEqual(statement.params, [3]);
+  const statement = countStatement(planCount(Scheme, options), 10_000);
+  t.regex(statement.sql, /^select count\(\*\)::int as n from \(select 1 from schemes r .* limit \?::int8\) c$/);
+  t.deepEqual(statement.params, [3, 10_001]);
+  t.is(statement.limit, 10_000);
+});
+
+test('a whole set is counted from its table counts, exactly (no limit); anything narrowing it counts rows', (t) => {
+  const whole = countStatement(planCount(Scheme, parseReadOptions({ $orderby: 'SchemeName' }, 1000)), 10_000);
+  t.regex(whole.sql, /from table_counts where table_name = \?$/);
+  t.deepEqual(whole.params, ['schemes']);
+  t.is(whole.limit, undefined);
+  for (const query of [{ $filter: 'TotalUnits gt 3' }, { $search: 'park' }]) {
+    const narrowed = countStatement(planCount(Scheme, parseReadOptions(query, 1000)), 10_000);
+    t.is(narrowed.limit, 10_000, JSON.stringify(query));
+    t.regex(narrowed.sql, /^select count\(\*\)::int as n from \(select 1 from schemes r/);
+  }
+  const plan = planCount(Scheme, parseReadOptions({}, 1000));
+  plan.within = { column: 'market_id', id: 7 };
+  t.is(countStatement(plan, 10).limit, 10, 'a navigation collection is a narrowed set');
 });
 
 test('paths resolve once, through relations, to the definitions (own properties only)', (t) => {
@@ -104,7 +120,7 @@ test('the page and its count share one compiled WHERE, each bound in its own tex
     $skip: '2',
     $count: 'true',
   });
-  const { page, count } = listStatements(read, {}, true);
+  const { page, count } = listStatements(read, {}, 10_000);
   t.truthy(count);
   t.is(placeholders(page.sql), page.params.length);
   t.is(placeholders(count!.sql), count!.params.length);
@@ -115,8 +131,10 @@ test('the page and its count share one compiled WHERE, each bound in its own tex
   t.deepEqual(page.params.slice(0, 7), [5, 7, 7, 7, '(tower:*)', 'Scheme', 'a']);
   t.deepEqual(page.params.slice(-2), [8, 2]);
   t.deepEqual(count!.params.slice(0, 4), ['(tower:*)', 'Scheme', 'a', 'b']);
-  // The count's WHERE is the page's, text for text.
-  t.true(page.sql.includes(count!.sql.slice(count!.sql.indexOf(' from schemes r'))), count!.sql);
+  // The count's WHERE is the page's, text for text (the count then stops one row past COUNT_LIMIT).
+  const where = count!.sql.slice(count!.sql.indexOf(' from schemes r'), count!.sql.lastIndexOf(' limit '));
+  t.true(page.sql.includes(where), count!.sql);
+  t.deepEqual(count!.params.slice(-1), [10_001]);
 });
 
 test('a text function compared with a computed value binds each use of it (placeholders = parameters)', (t) => {
@@ -143,10 +161,10 @@ test('exports and keyed reads bind every parameter they write; the plain keyed s
 });
 
 test('a count joins what its filter needs, not what only the ordering needs', (t) => {
-  const ordered = listStatements(plan({ $orderby: 'Address/City', $count: 'true' }), {}, true);
+  const ordered = listStatements(plan({ $orderby: 'Address/City', $count: 'true' }), {}, 10_000);
   t.regex(ordered.page.sql, /left join addresses/);
   t.notRegex(ordered.count!.sql, /left join/);
-  const filtered = listStatements(plan({ $filter: `Address/City eq 'x'`, $count: 'true' }), {}, true);
+  const filtered = listStatements(plan({ $filter: `Address/City eq 'x'`, $count: 'true' }), {}, 10_000);
   t.regex(filtered.count!.sql, /left join addresses \w+ on \w+\.id = r\.address_id where \w+\.city = \?::text/);
-  t.deepEqual(filtered.count!.params, ['x']);
+  t.deepEqual(filtered.count!.params, ['x', 10_001]);
 });

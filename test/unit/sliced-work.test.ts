@@ -142,8 +142,16 @@ test('a string parsed in slices keeps a surrogate pair cut by a slice boundary w
 
 test('a finished batch rendered in slices is the batch rendered at once', async (t) => {
   const entries: BatchEntry[] = [
-    { id: 'r1', result: { kind: 'page', json: '[{"Id":"a","Name":"😀"}]', total: 1, next: '/Schemes?$skip=1' } },
-    { id: 'r2', result: { kind: 'count', n: 7 } },
+    {
+      id: 'r1',
+      result: {
+        kind: 'page',
+        json: '[{"Id":"a","Name":"😀"}]',
+        total: { n: 1, limited: false },
+        next: '/Schemes?$skip=1',
+      },
+    },
+    { id: 'r2', result: { kind: 'count', n: 7, limited: false } },
     { id: 'r3', result: { kind: 'entity', json: '{"Id":"b"}', tag: '"3"' } },
     { id: 'r4\u0000', result: { kind: 'unchanged', tag: '"3"' } },
   ];
