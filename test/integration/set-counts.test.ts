@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import { ENTITIES } from '../../domain/entities';
 import { startStack, type Stack } from '../support/stack';
 import { create, waitFor } from '../support/writes';
+import { batch } from '../support/batch';
 
 /**
  * Issue 27: `$count` costs the same at any size. A whole set's count comes from `table_counts`,
@@ -129,6 +130,16 @@ test.serial('a filtered $count stops at COUNT_LIMIT and says so; under it, it is
   const at = await stack.get(`/DevelopmentTypes/$count?$filter=${few}`);
   t.is(at.text, String(COUNT_LIMIT));
   t.is(at.headers.get('x-total-count-limit-exceeded'), null);
+
+  // A batch's reads answer as alone, the header included.
+  const [page, count] = await batch(stack, [
+    { id: 'p', method: 'GET', url: `DevelopmentTypes?$filter=${many}&$count=true&$top=1` },
+    { id: 'c', method: 'GET', url: `DevelopmentTypes/$count?$filter=${many}` },
+  ]);
+  t.is(page!.headers?.['x-total-count'], String(COUNT_LIMIT));
+  t.is(page!.headers?.['x-total-count-limit-exceeded'], 'true');
+  t.is(count!.body, String(COUNT_LIMIT));
+  t.is(count!.headers?.['x-total-count-limit-exceeded'], 'true');
 });
 
 test.serial('a $search count stops at COUNT_LIMIT too', async (t) => {

@@ -22,6 +22,7 @@ const ANSWER_HEADERS = [
   'content-type',
   'allow',
   'x-total-count',
+  'x-total-count-limit-exceeded',
   'link',
 ] as const;
 
