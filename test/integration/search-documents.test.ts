@@ -250,3 +250,19 @@ test.serial('reindexing an unchanged row writes nothing', async (t) => {
   await reindexDocuments(knex, new Map([[Scheme, [scheme!.id]]]));
   t.is(await stamp(), before);
 });
+
+test.serial(
+  'the migration is reversible: down puts the whole documents back among the per-field ones, up moves them again',
+  async (t) => {
+    const knex = database.knex;
+    const count = async (sql: string) => ((await knex.raw(sql)) as { rows: { n: number }[] }).rows[0]!.n;
+    const whole = await count('select count(*)::int as n from search_documents');
+    t.true(whole > 0);
+    await knex.migrate.down({ name: '20261127100000_search-documents.js' });
+    t.is(await count(`select count(*)::int as n from search_fields where field = '*'`), whole);
+    t.is(await count(`select count(*)::int as n from pg_class where relname = 'search_documents'`), 0);
+    await knex.migrate.up({ name: '20261127100000_search-documents.js' });
+    t.is(await count('select count(*)::int as n from search_documents'), whole);
+    t.is(await count(`select count(*)::int as n from search_fields where field = '*'`), 0);
+  },
+);
