@@ -90,21 +90,37 @@ const FILTERED_COUNT: pg.QueryConfig = {
 
 /**
  * Match, then rank the window the service ranks (the first SEARCH_RANK_WINDOW matches in key
- * order), the matches after it following by key, then the page's Schemes.
+ * order), the matches after it following by key, then the page's Schemes. The matching documents
+ * are probed once, in key order, up to one past the window; those whose Scheme exists are the
+ * window when they fill it or when the probe found every match; otherwise (documents of deleted
+ * rows, briefly) the key order is walked. The matches after the window are read only when the page
+ * reaches past it. Not prepared: the probe's plan depends on the word (a walk of the key order for
+ * a common one, a bitmap for a rare one).
  */
-const MATCHES = `search_fields f where f.entity_type = 'Scheme' and f.field = '*' and f.document @@ to_tsquery('simple', $1)
+const MATCHES = `search_documents f where f.entity_type = 'Scheme' and f.document @@ to_tsquery('simple', $1)
                and exists (select from schemes x where x.id = f.entity_key)`;
+const ALL_PROBED = `(select count(*) from c) <= ${SEARCH_RANK_WINDOW}`;
+const PREFIX_FULL = `(select count(*) from p) = ${SEARCH_RANK_WINDOW}`;
 const SEARCH: pg.QueryConfig = {
-  name: 'hand_search',
   text: page(
     plainListScheme,
-    `from (with w as materialized (select f.entity_key from ${MATCHES} order by f.entity_key limit ${SEARCH_RANK_WINDOW})
+    `from (with c as materialized (select f.entity_key from search_documents f
+                                     where f.entity_type = 'Scheme' and f.document @@ to_tsquery('simple', $1)
+                                     order by f.entity_key limit ${SEARCH_RANK_WINDOW + 1}),
+                p as materialized (select c.entity_key from c where exists (select from schemes x where x.id = c.entity_key)
+                                     order by c.entity_key limit ${SEARCH_RANK_WINDOW}),
+                w as materialized (
+                  (select p.entity_key from p where ${ALL_PROBED} or ${PREFIX_FULL})
+                  union all
+                  (select f.entity_key from ${MATCHES} and not (${ALL_PROBED} or ${PREFIX_FULL})
+                     order by f.entity_key limit ${SEARCH_RANK_WINDOW}))
            select m.entity_key, m.part, m.rank from (
              (select w.entity_key, 0 as part, ts_rank(f.document, to_tsquery('simple', $1)) as rank
-                from w join search_fields f on f.entity_type = 'Scheme' and f.field = '*' and f.entity_key = w.entity_key)
+                from w join search_documents f on f.entity_type = 'Scheme' and f.entity_key = w.entity_key)
              union all
              (select f.entity_key, 1, 0::real from ${MATCHES}
                 and f.entity_key > (select max(entity_key) from w) and (select count(*) from w) = ${SEARCH_RANK_WINDOW}
+                and not ${ALL_PROBED} and $2::int + $3::int > ${SEARCH_RANK_WINDOW}
                 order by f.entity_key limit $2::int + $3::int)
            ) m order by m.part, m.rank desc, m.entity_key limit $2 offset $3) m
       join schemes s on s.id = m.entity_key`,

@@ -59,6 +59,8 @@ interface RootRows {
   countFrom: string;
   /** `from` with one more condition in its WHERE. */
   fromAnd(condition: string): string;
+  /** `fromAnd` without the search's join, for rows already known to match it. */
+  fromAndUnsearched(condition: string): string;
 }
 
 function rootRows(plan: ReadPlan, builder = new SqlBuilder()): RootRows {
@@ -77,13 +79,22 @@ function rootRows(plan: ReadPlan, builder = new SqlBuilder()): RootRows {
   const orderBy = orderSql(plan.ordering, scope, defaults);
   const tables = `from ${plan.entity.table} r ${searchJoin} ${scope.joinSql.join(' ')}`;
   const fromAnd = (condition: string) => `${tables} where ${[...where, condition].join(' and ')}`;
-  return { builder, from: `${tables} ${whereSql}`, orderBy, countFrom, fromAnd };
+  const fromAndUnsearched = (condition: string) =>
+    `from ${plan.entity.table} r ${scope.joinSql.join(' ')} where ${[...where, condition].join(' and ')}`;
+  return { builder, from: `${tables} ${whereSql}`, orderBy, countFrom, fromAnd, fromAndUnsearched };
 }
 
 /**
  * The ids of one page, in order. A `$search` without `$orderby` ranks only its window (the first
  * rows in key order, `w`, DESIGN §5 as issue 27 bounds it); the rows after the window follow in
- * key order, and are read only when the window is full. Both parts stop after the page.
+ * key order, and are read only when the page reaches past the window. Both parts stop after the page.
+ *
+ * The matching documents are probed once, in key order, up to one past the window (`c`: the
+ * planner walks the key order for a common word and sorts a bitmap of a rare one). The rows the
+ * read selects among them (`f`) are then a key-order prefix of all it selects, so they are the
+ * window when they fill it, or when the probe found every match (no more than the window). Only
+ * otherwise (a filter dropped some of them) is the key order walked as before. Every gate is a
+ * one-time filter: the branch it closes never runs.
  */
 function pageIdsSql(plan: ReadPlan, rows: RootRows): string {
   const { builder } = rows;
@@ -92,11 +103,23 @@ function pageIdsSql(plan: ReadPlan, rows: RootRows): string {
   const window = plan.ordering.byDefault ? plan.search?.rankWindow : undefined;
   if (!window) return `select r.id ${rows.from} order by ${rows.orderBy} limit ${limit} offset ${offset}`;
   const size = builder.param(window.size, 'int8');
+  const candidates = builder.embed(window.candidates.sql, window.candidates.params);
+  const probed = `(select count(*) from c)`;
+  const allProbed = `${probed} <= ${size}`;
+  const prefixFull = `(select count(*) from f) = ${size}`;
+  const prefix = `select r.id ${rows.fromAndUnsearched('r.id in (select c.entity_key from c)')} order by r.id limit ${size}`;
+  const walked = `select r.id ${rows.fromAnd(`not (${allProbed} or ${prefixFull})`)} order by r.id limit ${size}`;
   const rank = builder.embed(window.rank.sql, window.rank.params);
   const reach = builder.param(plan.top + 1 + plan.skip, 'int8');
   const ranked = `select w.id, 0 as part, ${rank} as rank from w`;
-  const after = `select r.id, 1 as part, 0::real as rank ${rows.fromAnd('r.id > (select max(w.id) from w)')} and (select count(*) from w) = ${size} order by r.id limit ${reach}`;
-  return `with w as materialized (select r.id ${rows.from} order by r.id limit ${size}) select p.id from ((${ranked}) union all (${after})) p order by p.part, p.rank desc, p.id limit ${limit} offset ${offset}`;
+  const pastWindow = `(select count(*) from w) = ${size} and ${size} < ${reach} and not ${allProbed}`;
+  const after = `select r.id, 1 as part, 0::real as rank ${rows.fromAnd('r.id > (select max(w.id) from w)')} and ${pastWindow} order by r.id limit ${reach}`;
+  return (
+    `with c as materialized (${candidates} order by 1 limit ${builder.param(window.size + 1, 'int8')}),` +
+    ` f as materialized (${prefix}),` +
+    ` w as materialized ((select f.id from f where ${allProbed} or ${prefixFull}) union all (${walked}))` +
+    ` select p.id from ((${ranked}) union all (${after})) p order by p.part, p.rank desc, p.id limit ${limit} offset ${offset}`
+  );
 }
 
 /**

@@ -5,8 +5,11 @@ import { badRequest } from '../../domain/errors/domain-error';
 /** The text-search configuration of every document and query (the search read model's too). */
 export const TEXT_SEARCH_CONFIG = 'simple';
 
-/** The document of every searchable field together, for unrestricted searches (one GIN probe). */
-export const ALL_FIELDS = '*';
+/**
+ * The table of whole-entity documents (every searchable field of a row together, weighted), for
+ * searches naming no field: one GIN probe, over one entity type's partial index.
+ */
+export const WHOLE_DOCUMENTS = 'search_documents';
 
 /** SQL with knex `?` placeholders and their values. */
 interface Fragment {
@@ -24,9 +27,11 @@ export interface ExtraCondition {
   /**
    * Relevance over a bounded window, for list pages without `$orderby`: the first `size` rows the
    * read selects in key order (`w.id`) are ranked by `rank` and come first, the rows after them
-   * follow in key order. A page then costs the window, not every match.
+   * follow in key order. A page then costs the window, not every match. `candidates` selects the
+   * key (its one column) of every matching document, one row each, for the window to be found from
+   * the first of them in key order rather than by walking the rows the read selects.
    */
-  rankWindow?: { size: number; rank: Fragment };
+  rankWindow?: { size: number; rank: Fragment; candidates: Fragment };
 }
 
 /**
@@ -233,27 +238,34 @@ function hasFieldTerm(node: SearchNode): boolean {
 }
 
 /**
- * The common case — no field named anywhere — as one tsquery over the all-fields document: one
+ * The common case — no field named anywhere — as one tsquery over the whole-entity document: one
  * parameter, one GIN probe whatever the number of terms (20 OR'ed words cost one index scan, not
  * 20), ranked with field weights (names first). The join carries each match's document: a count
  * never reads it, exports (which read every row anyway) rank every row from it in the same pass
  * (a correlated lookup per row to rank cost 1.2 of 2.2 s for 97k matches), and list pages rank
- * only the window of `rankWindow`, by a lookup of each of its rows. There is one all-fields
- * document per key, so the join adds no rows.
+ * only the window of `rankWindow`, by a lookup of each of its rows. There is one whole document
+ * per key, so the join adds no rows. The entity type is written into the text (a definition's
+ * name, never a client's) so the planner matches it to that type's partial index.
  */
 function wholeDocumentSearch(entity: EntityDefinition, search: SearchNode, windowSize: number): ExtraCondition {
   const text = queryText(search);
+  const type = `'${entity.name.replace(/'/g, "''")}'`;
+  const query = `to_tsquery('${TEXT_SEARCH_CONFIG}', ?)`;
   return {
     join: {
-      sql: `join (select s.entity_key, s.document, q.q from search_fields s, to_tsquery('${TEXT_SEARCH_CONFIG}', ?) q(q) where s.entity_type = ? and s.field = '${ALL_FIELDS}' and s.document @@ q.q) rs on rs.entity_key = r.id`,
-      params: [text, entity.name],
+      sql: `join (select s.entity_key, s.document, q.q from ${WHOLE_DOCUMENTS} s, ${query} q(q) where s.entity_type = ${type} and s.document @@ q.q) rs on rs.entity_key = r.id`,
+      params: [text],
     },
     defaultOrder: { sql: 'ts_rank(rs.document, rs.q) desc', params: [] },
     rankWindow: {
       size: windowSize,
       rank: {
-        sql: `(select ts_rank(d.document, to_tsquery('${TEXT_SEARCH_CONFIG}', ?)) from search_fields d where d.entity_type = ? and d.field = '${ALL_FIELDS}' and d.entity_key = w.id)`,
-        params: [text, entity.name],
+        sql: `(select ts_rank(d.document, ${query}) from ${WHOLE_DOCUMENTS} d where d.entity_type = ${type} and d.entity_key = w.id)`,
+        params: [text],
+      },
+      candidates: {
+        sql: `select c.entity_key from ${WHOLE_DOCUMENTS} c where c.entity_type = ${type} and c.document @@ ${query}`,
+        params: [text],
       },
     },
   };

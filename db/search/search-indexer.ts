@@ -2,10 +2,11 @@ import type { Knex } from 'knex';
 import { ENTITIES, entityByName, type EntityDefinition } from '../../domain/entities';
 import type { DomainEvent } from '../../domain/events/domain-event';
 import { pathTextSql, searchableEntities, type PathStep } from './search-paths';
-import { ALL_FIELDS, TEXT_SEARCH_CONFIG } from '../query/search-condition';
+import { TEXT_SEARCH_CONFIG } from '../query/search-condition';
 
 /**
- * Keeps the search read model (`search_fields`) current. Documents are always rebuilt from the
+ * Keeps the search read model current: one document per searchable field (`search_fields`, for
+ * searches naming fields) and one of the whole entity (`search_documents`, for the rest). Documents are always rebuilt from the
  * rows as they are now, never from event payloads, so handling is idempotent and order-safe: a
  * late or repeated event can only rebuild the same, current document.
  */
@@ -32,25 +33,38 @@ export async function reindex(knex: Knex, entity: EntityDefinition, keys: number
     .map(([field], i) => `setweight(${vector(i)}, '${weightOf(i, entity.searchFields[field]!)}')`)
     .join(' || ');
   // One statement: upsert the non-empty documents, delete the rest (emptied fields, gone rows).
-  // The delete cannot see the upsert's rows (one snapshot) and touches only rows it does not write.
+  // The deletes cannot see the upserts' rows (one snapshot) and touch only rows they do not write.
   await knex.raw(
-    `with docs as (
+    `with x as materialized (select r.id, ${texts} from ${entity.table} r where r.id = any(?::int[])),
+     fields as (
        select x.id, f.field, f.document
-       from (select r.id, ${texts} from ${entity.table} r where r.id = any(?::int[])) x
-       cross join lateral (values ${[...perField, `('${ALL_FIELDS}', ${all})`].join(', ')}) as f(field, document)
+       from x cross join lateral (values ${perField.join(', ')}) as f(field, document)
        where f.document <> ''::tsvector
      ),
-     upserted as (
+     wholes as (select w.id, w.document from (select x.id, ${all} as document from x) w where w.document <> ''::tsvector),
+     fields_upserted as (
        insert into search_fields (entity_type, entity_key, field, document, updated_at)
-       select ?, id, field, document, now() from docs
+       select ?, id, field, document, now() from fields
        on conflict (entity_type, entity_key, field)
        do update set document = excluded.document, updated_at = excluded.updated_at
        where search_fields.document is distinct from excluded.document
+     ),
+     wholes_upserted as (
+       insert into search_documents (entity_type, entity_key, document, updated_at)
+       select ?, id, document, now() from wholes
+       on conflict (entity_type, entity_key)
+       do update set document = excluded.document, updated_at = excluded.updated_at
+       where search_documents.document is distinct from excluded.document
+     ),
+     wholes_deleted as (
+       delete from search_documents d
+       where d.entity_type = ? and d.entity_key = any(?::int[])
+         and not exists (select 1 from wholes w where w.id = d.entity_key)
      )
      delete from search_fields s
      where s.entity_type = ? and s.entity_key = any(?::int[])
-       and not exists (select 1 from docs d where d.id = s.entity_key and d.field = s.field)`,
-    [keys, entity.name, entity.name, keys],
+       and not exists (select 1 from fields d where d.id = s.entity_key and d.field = s.field)`,
+    [keys, entity.name, entity.name, entity.name, keys, entity.name, keys],
   );
 }
 
@@ -227,8 +241,11 @@ export async function rebuildAllDocuments(
     }
     // Documents of rows deleted while no worker ran.
     await knex.raw(
-      `delete from search_fields s where s.entity_type = ? and not exists (select 1 from ${entity.table} r where r.id = s.entity_key)`,
-      [entity.name],
+      `with wholes as (
+         delete from search_documents d where d.entity_type = ? and not exists (select 1 from ${entity.table} r where r.id = d.entity_key)
+       )
+       delete from search_fields s where s.entity_type = ? and not exists (select 1 from ${entity.table} r where r.id = s.entity_key)`,
+      [entity.name, entity.name],
     );
   }
   return { documents };

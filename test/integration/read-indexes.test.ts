@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { ENTITIES, Scheme } from '../../domain/entities';
 import { parseReadOptions } from '../../domain/queries/read-options';
 import { countStatement, listStatements } from '../../db/query/entity-reader';
+import { searchableEntities } from '../../db/search/search-paths';
 import { planCount, planRead } from '../../db/query/read-plan';
 import { databasePerFile } from '../support/database-per-file';
 
@@ -65,6 +66,16 @@ test('every string field an entity offers to $search directly has a trigram inde
       );
     }
   }
+});
+
+test('every searchable entity type has a partial GIN over its whole-entity documents, and nothing else does', async (t) => {
+  const defs = [...(await indexes(database.knex)).values()].filter((d) =>
+    d.includes('ON public.search_documents USING gin'),
+  );
+  const expected = searchableEntities(ENTITIES).map(
+    ({ entity }) => `USING gin (document) WHERE (entity_type = '${entity.name}'::text)`,
+  );
+  t.deepEqual(defs.map((d) => d.replace(/^.* USING gin/, 'USING gin')).sort(), expected.sort());
 });
 
 test('every orderable field of Schemes has a (column, id) index', async (t) => {

@@ -29,6 +29,7 @@ const SERVICE_TABLES = [
   'outbox',
   'role_assignments',
   'search_fields',
+  'search_documents',
   'table_counts',
   'webhook_subscriptions',
   'webhook_deliveries',
