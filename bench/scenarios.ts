@@ -90,7 +90,7 @@ export function listStatements(query: Record<string, string>): {
   count?: Statement & { limit?: number };
 } {
   const options = parseReadOptions(query, 1000);
-  return readStatements(planRead(Scheme, options), BUDGET, options.count ? DEFAULT_READ_LIMITS.countLimit : undefined);
+  return readStatements(planRead(Scheme, options), BUDGET, options.count ? DEFAULT_READ_LIMITS : undefined);
 }
 
 /** The statement of a keyed read of one scheme. */

@@ -101,7 +101,7 @@ function readParameters(settings: DocumentSettings): Record<string, Schema> {
     $count: queryParam(
       '$count',
       { type: 'string', enum: ['true', 'false'] },
-      '`true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there).',
+      '`true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there).',
     ),
     $select: queryParam('$select', { type: 'string' }, 'Accepted and ignored: every member is always shown.'),
     $search: queryParam('$search', { type: 'string' }, 'Full-text search over the searchable fields (DESIGN §5).'),
@@ -166,7 +166,8 @@ const HEADERS: Record<string, Schema> = {
   'Preference-Applied': { schema: { const: 'return=representation' } },
   'X-Total-Count': { description: 'Rows matching, with `$count=true`.', schema: { type: 'integer', minimum: 0 } },
   'X-Total-Count-Limit-Exceeded': {
-    description: 'The count stopped at COUNT_LIMIT: more rows match than the number given.',
+    description:
+      'The count stopped at COUNT_LIMIT (SEARCH_COUNT_LIMIT with `$search`): more rows match than the number given.',
     schema: { const: 'true' },
   },
   'X-Consistency-Token': {
@@ -398,7 +399,8 @@ function entityPaths(entity: EntityDefinition, settings: DocumentSettings): Reco
       parameters: countParams,
       responses: {
         200: {
-          description: 'The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT).',
+          description:
+            'The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT, or SEARCH_COUNT_LIMIT with `$search`).',
           headers: { 'X-Total-Count-Limit-Exceeded': headerRef('X-Total-Count-Limit-Exceeded') },
           content: { 'text/plain': { schema: { type: 'string', pattern: '^[0-9]+$' } } },
         },

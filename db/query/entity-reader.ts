@@ -3,6 +3,7 @@ import type { EntityDefinition } from '../../domain/entities';
 import type { ExpandItem } from '../../domain/odata';
 import type { ReadOptions } from '../../domain/queries/read-options';
 import { badRequest } from '../../domain/errors/domain-error';
+import type { CountLimits } from '../../domain/queries/read-limits';
 import { EntityScope, filterSql, orderSql } from './entity-scope';
 import { entitySource } from '../../domain/queries/path-resolver';
 import { planDocument, planRead, type ODataPlanning, type ReadPlan } from './read-plan';
@@ -169,12 +170,12 @@ function tooLargeUnlessSent(row: { json: string | null; bytes: number } | undefi
 /**
  * Root rows are paged first (filter, order, limit, offset over the base table and the joins its
  * paths need), then the JSON is built for that page only, so skipped rows cost no expansion.
- * With a `countLimit` (COUNT_LIMIT), the count statement shares the page's compiled WHERE.
+ * With `counts` (COUNT_LIMIT, SEARCH_COUNT_LIMIT), the count statement shares the page's compiled WHERE.
  */
 export function listStatements(
   plan: ReadPlan,
   budget: ReadBudget = {},
-  countLimit?: number,
+  counts?: CountLimits,
 ): { page: Statement; count?: CountStatement } {
   const rows = rootRows(plan);
   const { builder } = rows;
@@ -187,29 +188,33 @@ export function listStatements(
   const inner = `select coalesce(json_agg(${doc} order by p.ord) filter (where p.ord <= ${top}), '[]'::json)::text as json, count(*) > ${top} as has_next, max(p.id) filter (where p.ord = ${top}) as last_key from unnest(array(${page})) with ordinality as p(id, ord) join ${plan.entity.table} d on d.id = p.id`;
   return {
     page: builder.statement(capped(inner, budget, ', j.has_next, j.last_key')),
-    count: countLimit === undefined ? undefined : countOf(plan, rows, countLimit),
+    count: counts === undefined ? undefined : countOf(plan, rows, counts),
   };
 }
 
-/** The count of rows a read selects (same filter and search, no ordering or page), up to `limit`. */
-export function countStatement(plan: ReadPlan, limit: number): CountStatement {
-  return countOf(plan, rootRows(plan), limit);
+/** The count of rows a read selects (same filter and search, no ordering or page), within `limits`. */
+export function countStatement(plan: ReadPlan, limits: CountLimits): CountStatement {
+  return countOf(plan, rootRows(plan), limits);
 }
 
 /**
  * A whole set (nothing filters, searches or narrows it to a parent) is counted from the slots its
  * table's triggers keep (db/migrations/…_set-counts.ts): exact, a few rows whatever the size.
- * Anything else counts the rows it selects, stopping one past `limit`.
+ * Anything else counts the rows it selects, stopping one past its limit. A searched count goes in
+ * key order, so the planner may walk the keys and stop there rather than build the bitmap of every
+ * match of a common word first (`park` at 1.1M: 12-18 ms against 103-125 ms).
  */
-function countOf(plan: ReadPlan, rows: RootRows, limit: number): CountStatement {
+function countOf(plan: ReadPlan, rows: RootRows, limits: CountLimits): CountStatement {
   const { builder } = rows;
   if (!plan.filter && !plan.search && !plan.within) {
     const table = builder.param(plan.entity.table);
     return builder.statement(`select coalesce(sum(n), 0)::float8 as n from table_counts where table_name = ${table}`);
   }
+  const limit = plan.search ? limits.searchCountLimit : limits.countLimit;
   const reach = builder.param(limit + 1, 'int8');
+  const order = plan.search ? ' order by r.id' : '';
   return {
-    ...builder.statement(`select count(*)::int as n from (select 1 ${rows.countFrom} limit ${reach}) c`),
+    ...builder.statement(`select count(*)::int as n from (select 1 ${rows.countFrom}${order} limit ${reach}) c`),
     limit,
   };
 }

@@ -102,7 +102,7 @@ async function countRead(
 ): Promise<ODataReadResult> {
   const plan = planCount(listing.entity, options);
   if (listing.within) plan.within = listing.within;
-  const statement = countStatement(plan, settings.limits.countLimit);
+  const statement = countStatement(plan, settings.limits);
   return { kind: 'count', ...(await run((db) => fetchCount(db, statement))) };
 }
 

@@ -71,7 +71,7 @@ export function onPool(knex: Knex, timeoutMs: number): ReadRunner {
  */
 export async function pageAndCount(run: ReadRunner, plan: ReadPlan, settings: ReadSettings, withCount: boolean) {
   const { budget } = settings;
-  const statements = listStatements(plan, budget, withCount ? settings.limits.countLimit : undefined);
+  const statements = listStatements(plan, budget, withCount ? settings.limits : undefined);
   const count = statements.count;
   const [page, total] = await Promise.all([
     run((db) => fetchPage(db, statements.page, budget)),
@@ -106,7 +106,7 @@ export async function readOperation(
     return result;
   }
   if (request.key === '$count') {
-    const statement = countStatement(planCount(entity, options()), settings.limits.countLimit);
+    const statement = countStatement(planCount(entity, options()), settings.limits);
     return { kind: 'count', ...(await run((db) => fetchCount(db, statement))) };
   }
   const id = keyOf(entity, request.key);

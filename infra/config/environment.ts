@@ -267,7 +267,11 @@ export const ENVIRONMENT = {
   MAX_SKIP: nonNegative({ default: 100_000, desc: 'largest `$skip` (400 naming keyset paging)' }),
   COUNT_LIMIT: positive({
     default: 10_000,
-    desc: 'rows a filtered or searched `$count` counts; past it the count is this number with `X-Total-Count-Limit-Exceeded: true` (a whole set is always counted exactly)',
+    desc: 'rows a filtered `$count` counts; past it the count is this number with `X-Total-Count-Limit-Exceeded: true` (a whole set is always counted exactly)',
+  }),
+  SEARCH_COUNT_LIMIT: positive({
+    default: 1000,
+    desc: 'rows a `$count` with `$search` counts (as COUNT_LIMIT: past it, this number and `X-Total-Count-Limit-Exceeded: true`)',
   }),
   STATEMENT_TIMEOUT_MS: positive({
     default: 10_000,

@@ -122,6 +122,7 @@ export function loadConfig(env: Environment = process.env) {
       maxSyntaxNodes: e.MAX_SYNTAX_NODES,
       maxSkip: e.MAX_SKIP,
       countLimit: e.COUNT_LIMIT,
+      searchCountLimit: e.SEARCH_COUNT_LIMIT,
       statementTimeoutMs: e.STATEMENT_TIMEOUT_MS,
       maxResponseBytes: e.MAX_RESPONSE_BYTES,
       maxPatchOperations: e.MAX_PATCH_OPERATIONS,

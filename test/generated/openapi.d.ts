@@ -3478,7 +3478,7 @@ export interface components {
         top: number;
         /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
         skip: number;
-        /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+        /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
         count: "true" | "false";
         /** @description Accepted and ignored: every member is always shown. */
         select: string;
@@ -3508,7 +3508,7 @@ export interface components {
         "Preference-Applied": "return=representation";
         /** @description Rows matching, with `$count=true`. */
         "X-Total-Count": number;
-        /** @description The count stopped at COUNT_LIMIT: more rows match than the number given. */
+        /** @description The count stopped at COUNT_LIMIT (SEARCH_COUNT_LIMIT with `$search`): more rows match than the number given. */
         "X-Total-Count-Limit-Exceeded": "true";
         /** @description Token of the write, to read one’s own writes on replicas (issue 15). */
         "X-Consistency-Token": string;
@@ -3539,7 +3539,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -3659,7 +3659,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT, or SEARCH_COUNT_LIMIT with `$search`). */
             200: {
                 headers: {
                     "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
@@ -3927,7 +3927,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -4047,7 +4047,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT, or SEARCH_COUNT_LIMIT with `$search`). */
             200: {
                 headers: {
                     "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
@@ -4315,7 +4315,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -4435,7 +4435,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT, or SEARCH_COUNT_LIMIT with `$search`). */
             200: {
                 headers: {
                     "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
@@ -4703,7 +4703,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -4823,7 +4823,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT, or SEARCH_COUNT_LIMIT with `$search`). */
             200: {
                 headers: {
                     "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
@@ -5091,7 +5091,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -5211,7 +5211,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT, or SEARCH_COUNT_LIMIT with `$search`). */
             200: {
                 headers: {
                     "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
@@ -5479,7 +5479,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -5599,7 +5599,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT, or SEARCH_COUNT_LIMIT with `$search`). */
             200: {
                 headers: {
                     "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
@@ -5867,7 +5867,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -5987,7 +5987,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT, or SEARCH_COUNT_LIMIT with `$search`). */
             200: {
                 headers: {
                     "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
@@ -6255,7 +6255,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -6375,7 +6375,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT, or SEARCH_COUNT_LIMIT with `$search`). */
             200: {
                 headers: {
                     "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
@@ -6643,7 +6643,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -6763,7 +6763,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT, or SEARCH_COUNT_LIMIT with `$search`). */
             200: {
                 headers: {
                     "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
@@ -7031,7 +7031,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -7147,7 +7147,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT, or SEARCH_COUNT_LIMIT with `$search`). */
             200: {
                 headers: {
                     "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
@@ -7415,7 +7415,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -7531,7 +7531,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT, or SEARCH_COUNT_LIMIT with `$search`). */
             200: {
                 headers: {
                     "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
@@ -7799,7 +7799,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -7919,7 +7919,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT, or SEARCH_COUNT_LIMIT with `$search`). */
             200: {
                 headers: {
                     "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
@@ -8187,7 +8187,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -8303,7 +8303,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT, or SEARCH_COUNT_LIMIT with `$search`). */
             200: {
                 headers: {
                     "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
@@ -8571,7 +8571,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -8687,7 +8687,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT, or SEARCH_COUNT_LIMIT with `$search`). */
             200: {
                 headers: {
                     "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
@@ -8955,7 +8955,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -9071,7 +9071,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT, or SEARCH_COUNT_LIMIT with `$search`). */
             200: {
                 headers: {
                     "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
@@ -9339,7 +9339,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
                 /** @description Accepted and ignored: every member is always shown. */
                 $select?: components["parameters"]["select"];
@@ -9416,7 +9416,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT). */
+            /** @description The number of matching rows (a whole set exactly; otherwise up to COUNT_LIMIT, or SEARCH_COUNT_LIMIT with `$search`). */
             200: {
                 headers: {
                     "X-Total-Count-Limit-Exceeded": components["headers"]["X-Total-Count-Limit-Exceeded"];
@@ -9807,7 +9807,7 @@ export interface operations {
                 $top?: number;
                 /** @description Entries to skip. */
                 $skip?: number;
-                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
             };
             header?: never;
@@ -10055,7 +10055,7 @@ export interface operations {
                 $top?: components["parameters"]["top"];
                 /** @description Rows to skip; beyond MAX_SKIP page by `Id gt`. */
                 $skip?: components["parameters"]["skip"];
-                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter` or `$search`, counted up to COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
+                /** @description `true` adds `X-Total-Count` with the number of matching rows: exact for a whole set; with `$filter`, counted up to COUNT_LIMIT, with `$search` up to SEARCH_COUNT_LIMIT (`X-Total-Count-Limit-Exceeded: true` when it stopped there). */
                 $count?: components["parameters"]["count"];
             };
             header?: never;

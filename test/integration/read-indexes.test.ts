@@ -2,6 +2,7 @@ import test from 'ava';
 import type { Knex } from 'knex';
 import { ENTITIES, Scheme } from '../../domain/entities';
 import { parseReadOptions } from '../../domain/queries/read-options';
+import { DEFAULT_READ_LIMITS } from '../../domain/queries/read-limits';
 import { countStatement, listStatements } from '../../db/query/entity-reader';
 import { searchableEntities } from '../../db/search/search-paths';
 import { planCount, planRead } from '../../db/query/read-plan';
@@ -101,7 +102,7 @@ test('contains, startswith and endswith with $count are answered from an index o
   };
   for (const [fn, expected] of Object.entries(served)) {
     const options = read({ $filter: `${fn}(SchemeName,'Park 1')`, $count: 'true' });
-    const count = await plan(database.knex, countStatement(planCount(Scheme, options), 10_000));
+    const count = await plan(database.knex, countStatement(planCount(Scheme, options), DEFAULT_READ_LIMITS));
     t.regex(count, expected, `${fn} count:\n${count}`);
     const page = await plan(database.knex, listStatements(planRead(Scheme, options)).page);
     t.regex(page, expected, `${fn} page:\n${page}`);

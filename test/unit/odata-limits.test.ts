@@ -84,6 +84,7 @@ test('parseReadOptions: expand depth, expansions, nested $top and $skip, and MAX
     maxSyntaxNodes: 100,
     maxSkip: 1000,
     countLimit: 10_000,
+    searchCountLimit: 1000,
   };
   const fails = (query: Record<string, string>, pattern: RegExp) =>
     t.regex(domainErrorOf(() => parseReadOptions(query, limits)).message, pattern, JSON.stringify(query));

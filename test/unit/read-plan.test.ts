@@ -2,6 +2,7 @@ import test from 'ava';
 import { Scheme } from '../../domain/entities';
 import { DomainError } from '../../domain/errors/domain-error';
 import { parseReadOptions } from '../../domain/queries/read-options';
+import { DEFAULT_READ_LIMITS } from '../../domain/queries/read-limits';
 import { countStatement, keyedSql, listStatements } from '../../db/query/entity-reader';
 import { exportSql } from '../../db/query/entity-export';
 import { planCount, planDocument, planRead } from '../../db/query/read-plan';
@@ -59,25 +60,42 @@ test('the plan raises every name and type error of $filter, $orderby and $expand
 
 test('a count plans only what selects rows: a bad $orderby or $expand does not concern it', (t) => {
   const options = parseReadOptions({ $orderby: 'Companies', $expand: 'Nope', $filter: 'TotalUnits gt 3' }, 1000);
-  const statement = countStatement(planCount(Scheme, options), 10_000);
+  const statement = countStatement(planCount(Scheme, options), DEFAULT_READ_LIMITS);
   t.regex(statement.sql, /^select count\(\*\)::int as n from \(select 1 from schemes r .* limit \?::int8\) c$/);
   t.deepEqual(statement.params, [3, 10_001]);
   t.is(statement.limit, 10_000);
 });
 
 test('a whole set is counted from its table counts, exactly (no limit); anything narrowing it counts rows', (t) => {
-  const whole = countStatement(planCount(Scheme, parseReadOptions({ $orderby: 'SchemeName' }, 1000)), 10_000);
+  const whole = countStatement(
+    planCount(Scheme, parseReadOptions({ $orderby: 'SchemeName' }, 1000)),
+    DEFAULT_READ_LIMITS,
+  );
   t.regex(whole.sql, /from table_counts where table_name = \?$/);
   t.deepEqual(whole.params, ['schemes']);
   t.is(whole.limit, undefined);
-  for (const query of [{ $filter: 'TotalUnits gt 3' }, { $search: 'park' }]) {
-    const narrowed = countStatement(planCount(Scheme, parseReadOptions(query, 1000)), 10_000);
-    t.is(narrowed.limit, 10_000, JSON.stringify(query));
-    t.regex(narrowed.sql, /^select count\(\*\)::int as n from \(select 1 from schemes r/);
-  }
+  const filtered = countStatement(planCount(Scheme, parseReadOptions({ $filter: 'TotalUnits gt 3' }, 1000)), {
+    countLimit: 50,
+    searchCountLimit: 7,
+  });
+  t.is(filtered.limit, 50);
+  t.regex(filtered.sql, /^select count\(\*\)::int as n from \(select 1 from schemes r .* limit \?::int8\) c$/);
+  t.notRegex(filtered.sql, /order by/);
+  // A search stops at its own limit, in key order (the planner may walk the keys and stop).
+  const searched = countStatement(planCount(Scheme, parseReadOptions({ $search: 'park' }, 1000)), {
+    countLimit: 50,
+    searchCountLimit: 7,
+  });
+  t.is(searched.limit, 7);
+  t.regex(searched.sql, / order by r\.id limit \?::int8\) c$/);
+  t.deepEqual(searched.params.slice(-1), [8]);
   const plan = planCount(Scheme, parseReadOptions({}, 1000));
   plan.within = { column: 'market_id', id: 7 };
-  t.is(countStatement(plan, 10).limit, 10, 'a navigation collection is a narrowed set');
+  t.is(
+    countStatement(plan, { countLimit: 10, searchCountLimit: 3 }).limit,
+    10,
+    'a navigation collection is a narrowed set',
+  );
 });
 
 test('paths resolve once, through relations, to the definitions (own properties only)', (t) => {
@@ -120,21 +138,25 @@ test('the page and its count share one compiled WHERE, each bound in its own tex
     $skip: '2',
     $count: 'true',
   });
-  const { page, count } = listStatements(read, {}, 10_000);
+  const { page, count } = listStatements(read, {}, DEFAULT_READ_LIMITS);
   t.truthy(count);
   t.is(placeholders(page.sql), page.params.length);
   t.is(placeholders(count!.sql), count!.params.length);
   // The document precedes the page in the text: its parameter (5) comes first, then the page size
   // where the aggregate cuts the extra row off and says whether there is a next page (7, three
-  // uses), then the search's join (its query and entity type), then the filter's; the page selects
-  // one row past $top (8) after $skip (2).
-  t.deepEqual(page.params.slice(0, 7), [5, 7, 7, 7, '(tower:*)', 'Scheme', 'a']);
+  // uses), then the search's probe (its query, one past the rank window: 1001), then the filter's;
+  // the page selects one row past $top (8) after $skip (2). The entity type is written into the
+  // search's text (a definition name, so the planner matches its partial index), not bound.
+  t.deepEqual(page.params.slice(0, 8), [5, 7, 7, 7, '(tower:*)', 1001, 'a', 'b']);
   t.deepEqual(page.params.slice(-2), [8, 2]);
-  t.deepEqual(count!.params.slice(0, 4), ['(tower:*)', 'Scheme', 'a', 'b']);
+  t.deepEqual(count!.params, ['(tower:*)', 'a', 'b', 1001]);
   // The count's WHERE is the page's, text for text (the count then stops one row past COUNT_LIMIT).
-  const where = count!.sql.slice(count!.sql.indexOf(' from schemes r'), count!.sql.lastIndexOf(' limit '));
+  const where = count!.sql.slice(
+    count!.sql.indexOf(' from schemes r'),
+    count!.sql.search(/( order by r\.id)? limit \?::int8\) c$/),
+  );
   t.true(page.sql.includes(where), count!.sql);
-  t.deepEqual(count!.params.slice(-1), [10_001]);
+  t.deepEqual(count!.params.slice(-1), [1001], 'a searched count stops at SEARCH_COUNT_LIMIT');
 });
 
 test('a text function compared with a computed value binds each use of it (placeholders = parameters)', (t) => {
@@ -161,10 +183,10 @@ test('exports and keyed reads bind every parameter they write; the plain keyed s
 });
 
 test('a count joins what its filter needs, not what only the ordering needs', (t) => {
-  const ordered = listStatements(plan({ $orderby: 'Address/City', $count: 'true' }), {}, 10_000);
+  const ordered = listStatements(plan({ $orderby: 'Address/City', $count: 'true' }), {}, DEFAULT_READ_LIMITS);
   t.regex(ordered.page.sql, /left join addresses/);
   t.notRegex(ordered.count!.sql, /left join/);
-  const filtered = listStatements(plan({ $filter: `Address/City eq 'x'`, $count: 'true' }), {}, 10_000);
+  const filtered = listStatements(plan({ $filter: `Address/City eq 'x'`, $count: 'true' }), {}, DEFAULT_READ_LIMITS);
   t.regex(filtered.count!.sql, /left join addresses \w+ on \w+\.id = r\.address_id where \w+\.city = \?::text/);
   t.deepEqual(filtered.count!.params, ['x', 10_001]);
 });
