@@ -9,12 +9,12 @@ import { ODATA_ROOT } from '../routes/route-table';
 
 export const ODATA_VERSION = '4.0';
 
-const ROOT = ODATA_ROOT.toLowerCase();
+/** `/odata` or a path under it, in any case: tested without lower-casing a copy of every request's path. */
+const UNDER_ROOT = new RegExp(`^${ODATA_ROOT}(?:/|$)`, 'i'); // the root is a slash and letters
 
 /** Whether a path lies under `/odata` (the service root itself included). */
 export function underODataRoot(path: string): boolean {
-  const lower = path.toLowerCase();
-  return lower === ROOT || lower.startsWith(`${ROOT}/`);
+  return UNDER_ROOT.test(path);
 }
 
 /** `OData-MaxVersion: 4.01`, `4.0`: the version a client reads up to; anything unreadable is refused too. */

@@ -1,11 +1,41 @@
 import type { Response } from 'express';
-import type { Answer } from './answer';
+import { JSON_TYPE, type Answer } from './answer';
 
 /** Bodies up to this size are written in one call; larger ones a slice at a time. */
 const ONE_WRITE_CHARS = 1024 * 1024;
 
+/** What `res.type(JSON_TYPE)` then `res.send(text)` make of the content type. */
+const JSON_WITH_CHARSET = `${JSON_TYPE}; charset=utf-8`;
+
+/**
+ * A JSON answer to a plain GET, written as `res.send` would write it (the same headers in the same
+ * order) without its content-type parsing, freshness and length checks: most reads answer this way.
+ */
+function sendPlainJson(res: Response, answer: Answer, body: string): boolean {
+  // answer.headers['content-type'] is JSON_TYPE (the caller checked).
+  const { req } = res;
+  if (answer.status !== 200 || req.method !== 'GET' || body.length > ONE_WRITE_CHARS) return false;
+  // Conditional requests keep express's freshness check (a 304 by its rules).
+  if (req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined) return false;
+  if (res.getHeader('transfer-encoding') !== undefined) return false;
+  res.statusCode = 200;
+  for (const name in answer.headers) {
+    if (name === 'content-type') res.setHeader('Content-Type', JSON_WITH_CHARSET);
+    else res.setHeader(name, answer.headers[name]!);
+  }
+  res.setHeader('Content-Length', String(Buffer.byteLength(body, 'utf8')));
+  res.end(body, 'utf8');
+  return true;
+}
+
 /** Writes an Answer (answer.ts) to the socket: status, headers, body. */
 export function sendAnswer(res: Response, answer: Answer): void {
+  if (
+    answer.body !== undefined &&
+    answer.headers['content-type'] === JSON_TYPE &&
+    sendPlainJson(res, answer, answer.body)
+  )
+    return;
   res.status(answer.status);
   for (const [name, value] of Object.entries(answer.headers)) {
     if (name === 'content-type') res.type(value);

@@ -28,11 +28,13 @@ export interface Dispatcher {
   authenticated: RequestHandler;
 }
 
-const resolutions = new WeakMap<Request, Resolution>();
+/** A request's resolution, kept on the request: the three stages and the handler read it (a WeakMap cost 3 lookups a request). */
+const RESOLUTION = Symbol('resolution');
+type Resolved = Request & { [RESOLUTION]?: Resolution };
 
 /** The route a request was dispatched to (for handlers serving many routes, e.g. every entity set). */
 export function routeOf(req: Request): Route {
-  const resolution = resolutions.get(req);
+  const resolution = (req as Resolved)[RESOLUTION];
   if (resolution?.kind !== 'operation') throw new Error('the request was not dispatched from the route table');
   return resolution.route;
 }
@@ -119,12 +121,24 @@ export function dispatcher(routes: readonly Route[], handlers: RouteHandlers): D
     const depth = labelOf(route).split('/').length - 1;
     return [...chain.slice(0, -1), mounted(chain[chain.length - 1]!, depth)];
   };
+  /** Per route and handler, its policy's guard then the handler: built once, not per request. */
+  const servings = new Map<Route, Map<HandlerName, { label: string; chain: readonly RequestHandler[] }>>();
+  const servingOf = (route: Route, name: HandlerName) => {
+    let byName = servings.get(route);
+    if (!byName) servings.set(route, (byName = new Map()));
+    let serving = byName.get(name);
+    if (!serving) {
+      serving = { label: labelOf(route), chain: [...guardOf(route.policy), ...chainOf(name, route)] };
+      byName.set(name, serving);
+    }
+    return serving;
+  };
 
   function resolutionOf(req: Request): Resolution {
-    let resolution = resolutions.get(req);
+    let resolution = (req as Resolved)[RESOLUTION];
     if (!resolution) {
       resolution = matcher.resolve(req.method, req.path);
-      resolutions.set(req, resolution);
+      (req as Resolved)[RESOLUTION] = resolution;
     }
     return resolution;
   }
@@ -134,9 +148,10 @@ export function dispatcher(routes: readonly Route[], handlers: RouteHandlers): D
     if (resolution.kind !== 'operation') return next();
     const { route, operation, params } = resolution;
     req.params = params;
-    tracing().nameRoute(labelOf(route));
-    run([...guardOf(route.policy), ...chainOf(operation.handler, route)], req, res, (err?: unknown) => {
-      if (err === undefined) resolutions.set(req, NOT_DISPATCHED);
+    const { label, chain } = servingOf(route, operation.handler);
+    tracing().nameRoute(label);
+    run(chain, req, res, (err?: unknown) => {
+      if (err === undefined) (req as Resolved)[RESOLUTION] = NOT_DISPATCHED;
       next(err);
     });
   }

@@ -49,6 +49,7 @@ function compile(route: Route): Compiled {
 }
 
 function decoded(segment: string): string | null {
+  if (!segment.includes('%')) return segment;
   try {
     return decodeURIComponent(segment);
   } catch {

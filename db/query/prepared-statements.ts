@@ -48,12 +48,13 @@ function positional(sql: string): string {
 const PLANNED_PER_VALUE = /\bto_tsquery\(/;
 
 function knownText(sql: string): Known {
-  if (PLANNED_PER_VALUE.test(sql)) return { text: positional(sql) };
+  // A remembered text was tested already: the test scans the whole text (a keyed read's is ~4 kB).
   let entry = known.get(sql);
   if (entry) {
     known.delete(sql);
     entry.name ??= `r_${createHash('sha1').update(entry.text).digest('base64url')}`;
   } else {
+    if (PLANNED_PER_VALUE.test(sql)) return { text: positional(sql) };
     entry = { text: positional(sql) };
     if (known.size >= REMEMBERED_TEXTS) known.delete(known.keys().next().value!);
   }
