@@ -122,3 +122,17 @@ test('$orderby of every Scheme field, both directions, is read from its index wi
     }
   }
 });
+
+test('names in order narrowed by a lookup are walked index-only: the lookup keys are in the name index', async (t) => {
+  await seedSchemes();
+  for (const lookup of ['BuildingType', 'DevelopmentType', 'DevelopmentStatus', 'Market', 'Country']) {
+    const options = read({
+      $filter: `contains(SchemeName,'Park') and ${lookup}/Name eq 'x'`,
+      $orderby: 'SchemeName',
+      $top: '60',
+    });
+    const page = await plan(database.knex, listStatements(planRead(Scheme, options)).page, { sorts: false });
+    // Without the INCLUDE this is an Index Scan: a heap visit for every row walked.
+    t.regex(page, /Index Only Scan using schemes_scheme_name_id_index on schemes r/, `${lookup}:\n${page}`);
+  }
+});
