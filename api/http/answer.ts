@@ -66,9 +66,10 @@ export function prefersRepresentation(prefer: string | undefined): boolean {
   return prefer?.trim().toLowerCase() === 'return=representation';
 }
 
-/** Said when a count stopped at COUNT_LIMIT: the number sent is a lower bound, not the count. */
-export const COUNT_LIMIT_HEADER = 'x-total-count-limit-exceeded';
+/** Said when a count stopped at its limit (COUNT_LIMIT, SEARCH_COUNT_LIMIT): the number sent is a lower bound. */
+const COUNT_LIMIT_HEADER = 'x-total-count-limit-exceeded';
 
+/** The header a count that stopped at its limit carries (at the root and under /odata, alone and in a batch). */
 export function limitHeader(count: Count): Record<string, string> {
   return count.limited ? { [COUNT_LIMIT_HEADER]: 'true' } : {};
 }

@@ -6,9 +6,10 @@ import { TEXT_SEARCH_CONFIG } from '../query/search-condition';
 
 /**
  * Keeps the search read model current: one document per searchable field (`search_fields`, for
- * searches naming fields) and one of the whole entity (`search_documents`, for the rest). Documents are always rebuilt from the
- * rows as they are now, never from event payloads, so handling is idempotent and order-safe: a
- * late or repeated event can only rebuild the same, current document.
+ * searches naming fields) and one of the whole entity (`search_documents`, for the rest).
+ * Documents are always rebuilt from the rows as they are now, never from event payloads, so
+ * handling is idempotent and order-safe: a late or repeated event can only rebuild the same,
+ * current document.
  */
 
 const SEARCHABLE = searchableEntities(ENTITIES);
