@@ -1,6 +1,7 @@
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import path from 'node:path';
+import { PipelinedPgDialect } from './pipelined-pg';
 
 // pg returns bigint (int8) and numeric as strings; our keys are int4 and counts fit in a double.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -21,7 +22,11 @@ export function createKnex(
   databaseUrl: string,
   poolMax = 10,
   logger?: KnexLog,
-  options: { acquireTimeoutMs?: number } = {},
+  options: {
+    acquireTimeoutMs?: number;
+    /** Connections that pipeline, BEGIN sent with the first statement (db/pipelined-pg.ts): the command worker's. */
+    pipelined?: boolean;
+  } = {},
 ): Knex {
   const text = (message: unknown) => (message instanceof Error ? message.message : String(message));
   return knexFactory({
@@ -33,7 +38,7 @@ export function createKnex(
         debug: (m: unknown) => logger.debug({ source: 'knex' }, text(m)),
       },
     }),
-    client: 'pg',
+    client: options.pipelined ? (PipelinedPgDialect as unknown as typeof Knex.Client) : 'pg',
     connection: databaseUrl,
     pool: { min: 0, max: poolMax },
     // A pool that stays exhausted answers 503 after this long (DESIGN §13), not after knex's 60 s.

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { statementsIn } from '../query/prepared-statements';
+import { connectionOf, sendStatement, statementsIn, type SentStatement } from '../query/prepared-statements';
 import type { Command, CommandResult } from '../../domain/commands/command';
 import type { LegacyRecordedBatch, RecordedBatch } from '../../domain/batch/batch-command';
 import type { DomainEvent } from '../../domain/events/domain-event';
@@ -83,6 +83,48 @@ export async function recordCommand(
   result: unknown,
   events: readonly DomainEvent[],
 ): Promise<boolean> {
+  const [sql, bindings] = recordStatement(
+    command,
+    result,
+    events,
+    'on conflict (command_id) do nothing returning command_id',
+  );
+  const inserted = await (await statementsIn(trx)).raw<{ rows: unknown[] }>(sql, bindings);
+  return inserted.rows.length > 0;
+}
+
+/**
+ * recordCommand handed to the transaction's pipelined connection (db/pipelined-pg.ts) without
+ * waiting for its answer, so the COMMIT issued next goes out with it: one round trip fewer per
+ * command. An id recorded before is a unique violation here, not an empty answer: the transaction
+ * is then failed, and Postgres answers the COMMIT behind it by rolling everything back. The answer
+ * rejects, and isRecordedAlready tells that case from the others.
+ */
+export async function sendRecord(
+  trx: Knex.Transaction,
+  command: LoggedCommand,
+  result: unknown,
+  events: readonly DomainEvent[],
+): Promise<SentStatement<{ command_id: string }>> {
+  const [sql, bindings] = recordStatement(command, result, events, '');
+  const sent = await sendStatement<{ command_id: string }>(await connectionOf(trx), sql, bindings);
+  sent.answer.catch(() => undefined); // awaited by the caller once the transaction is over
+  return sent;
+}
+
+/** The error of sendRecord when an earlier delivery of the same command recorded it first. */
+export function isRecordedAlready(err: unknown): boolean {
+  const { code, constraint } = (err ?? {}) as { code?: string; constraint?: string };
+  return code === '23505' && constraint === 'command_log_pkey';
+}
+
+/** The outbox rows and the command_log row of one command, in one statement. */
+function recordStatement(
+  command: LoggedCommand,
+  result: unknown,
+  events: readonly DomainEvent[],
+  onConflict: string,
+): [string, Knex.RawBinding[]] {
   const row = rowOf(command, result);
   // The events as one JSON array, so the statement's text is the same whatever their number (it
   // runs prepared, and a `$batch` group can carry a thousand) and one native stringify encodes them.
@@ -90,11 +132,9 @@ export async function recordCommand(
     ? `with outboxed as (insert into outbox (event_id, event, origin)
          select (e->>'eventId')::uuid, e, ?::jsonb from jsonb_array_elements(?::jsonb) with ordinality as x(e, n) order by n) `
     : '';
-  const inserted = await (
-    await statementsIn(trx)
-  ).raw<{ rows: unknown[] }>(
+  return [
     `${outbox}insert into command_log (command_id, name, entity, subject, request_hash, result)
-     values (?, ?, ?, ?, ?, ?) on conflict (command_id) do nothing returning command_id`,
+     values (?, ?, ?, ?, ?, ?) ${onConflict}`,
     [
       ...(events.length ? [command.origin ? JSON.stringify(command.origin) : null, JSON.stringify(events)] : []),
       row.command_id,
@@ -103,9 +143,8 @@ export async function recordCommand(
       row.subject,
       row.request_hash,
       row.result,
-    ],
-  );
-  return inserted.rows.length > 0;
+    ] as Knex.RawBinding[],
+  ];
 }
 
 /** One command of a group committed together (workers/commands/group-commit.ts), as recordCommands records it. */

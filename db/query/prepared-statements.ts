@@ -92,14 +92,33 @@ export async function runStatement<R extends pg.QueryResultRow>(
   values: readonly unknown[],
   maxPrepared = PREPARED_PER_CONNECTION,
 ): Promise<pg.QueryResult<R>> {
+  return (await sendStatement<R>(client, sql, values, maxPrepared)).answer;
+}
+
+/** A statement handed to pg, its answer still to come. */
+export interface SentStatement<R extends pg.QueryResultRow> {
+  answer: Promise<pg.QueryResult<R>>;
+}
+
+/**
+ * runStatement, resolving as soon as the statement is handed to pg: on a pipelined connection
+ * (db/pipelined-pg.ts) it is then on its way, and a statement queued next (a COMMIT) follows it
+ * without waiting for its answer.
+ */
+export async function sendStatement<R extends pg.QueryResultRow>(
+  client: pg.ClientBase,
+  sql: string,
+  values: readonly unknown[],
+  maxPrepared = PREPARED_PER_CONNECTION,
+): Promise<SentStatement<R>> {
   const { text, name } = knownText(sql);
-  if (!name) return client.query<R>({ text, values: values as unknown[] });
+  if (!name) return { answer: client.query<R>({ text, values: values as unknown[] }) };
   let names = preparedOn.get(client);
   if (!names) preparedOn.set(client, (names = new Map()));
   if (names.has(name)) names.delete(name);
   else await makeRoom(client, names, maxPrepared);
   names.set(name, true);
-  return client.query<R>({ name, text, values: values as unknown[] });
+  return { answer: client.query<R>({ name, text, values: values as unknown[] }) };
 }
 
 /** `raw` statements (knex `?` placeholders) on one pg connection, prepared when their text repeats. */
@@ -117,6 +136,10 @@ export function statementsOn(connection: pg.ClientBase): Pick<Knex, 'raw'> {
  * prepared `select *` would fail once a column is added.
  */
 export async function statementsIn(trx: Knex.Transaction): Promise<Pick<Knex, 'raw'>> {
-  // Inside a transaction knex hands out the transaction's connection (and releasing it is a no-op).
-  return statementsOn((await trx.client.acquireConnection()) as pg.ClientBase);
+  return statementsOn(await connectionOf(trx));
+}
+
+/** A transaction's own connection: inside a transaction knex hands it out (and releasing it is a no-op). */
+export async function connectionOf(trx: Knex.Transaction): Promise<pg.ClientBase> {
+  return (await trx.client.acquireConnection()) as pg.ClientBase;
 }

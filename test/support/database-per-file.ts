@@ -7,12 +7,15 @@ import { createTestDatabase, type TestDatabase } from './test-database';
  * A cloned, migrated database for one test file, with a knex on it: created before the file's
  * tests and dropped after them. Read `db.current` / `db.knex` inside tests (not at import time).
  */
-export function databasePerFile(poolMax = 2): { readonly current: TestDatabase; readonly knex: Knex } {
+export function databasePerFile(
+  poolMax = 2,
+  options: Parameters<typeof createKnex>[3] = {},
+): { readonly current: TestDatabase; readonly knex: Knex } {
   let database: TestDatabase | undefined;
   let knex: Knex | undefined;
   test.before(async () => {
     database = await createTestDatabase();
-    knex = createKnex(database.url, poolMax);
+    knex = createKnex(database.url, poolMax, undefined, options);
   });
   test.after.always(async () => {
     await knex?.destroy();

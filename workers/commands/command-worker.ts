@@ -82,7 +82,8 @@ export async function startCommandWorker(
 ): Promise<RunningWorker> {
   const logger = options.logger ?? createLogger('commands', config.logLevel);
   const metrics = options.metrics ?? new Registry();
-  const knex = createKnex(config.databaseUrl, config.dbPoolMax, logger);
+  // Pipelined: a command's BEGIN and its record's COMMIT go out with the statements next to them.
+  const knex = createKnex(config.databaseUrl, config.dbPoolMax, logger, { pipelined: true });
   const redis = createRedis(config.redis, 'worker');
   redis.on('error', (err) => logger.debug({ err: err.message }, 'redis connection error'));
   const publisher = new OutboxPublisher({

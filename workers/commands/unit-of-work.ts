@@ -9,8 +9,10 @@ import { storableText } from '../../domain/text/storable-text';
 import { IDEMPOTENCY_KEY_REUSED } from '../../domain/writes/command-ids';
 import {
   findCommand,
+  isRecordedAlready,
   recordCommand,
   recordResult,
+  sendRecord,
   type CommandLogEntry,
   type LoggedCommand,
 } from '../../db/commands/command-log';
@@ -157,10 +159,21 @@ export function createUnitOfWork(deps: UnitOfWorkDeps) {
           const values = called.map((c) => c.value);
           const events = called.flatMap((c) => c.events);
           const result = unit.succeeded(values);
-          if (!(await recordCommand(trx, record, result, events))) throw new AlreadyRecorded();
-          await pause('before-commit', record.commandId, logger);
-          return { result, values, events };
+          if (deps.testPause?.at === 'before-commit') {
+            // Recorded and waited for, so a test can kill the process with everything written but not committed.
+            if (!(await recordCommand(trx, record, result, events))) throw new AlreadyRecorded();
+            await pause('before-commit', record.commandId, logger);
+            return { result, values, events, recorded: null };
+          }
+          // The record goes out with the COMMIT knex issues next (db/pipelined-pg.ts); its answer says
+          // whether that COMMIT committed or, the transaction having failed, rolled back.
+          return { result, values, events, recorded: await sendRecord(trx, record, result, events) };
         });
+        if (applied.recorded) {
+          await applied.recorded.answer.catch((err: unknown) => {
+            throw isRecordedAlready(err) ? new AlreadyRecorded() : err;
+          });
+        }
         if (applied.events.length) deps.onCommitted?.(applied.events, record.origin);
         await pause('after-commit', record.commandId, logger);
         return { result: applied.result, values: applied.values };
