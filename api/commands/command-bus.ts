@@ -1,7 +1,8 @@
-import { Job, QueueEvents } from 'bullmq';
+import { Job } from 'bullmq';
 import type { Logger } from '../../infra/logger';
 import type { AppConfig, RedisTarget } from '../../infra/config/load-config';
-import { queuePrefix, withBullConnection, type RedisClient } from '../../infra/redis';
+import { createRedis, type RedisClient } from '../../infra/redis';
+import { commandRepliesChannel, parseReply } from '../../infra/command-replies';
 import { openQueue } from '../../infra/queues';
 import type { Command, CommandResult } from '../../domain/commands/command';
 import { conflict, tooManyRequests } from '../../domain/errors/domain-error';
@@ -15,15 +16,18 @@ import { signCommand, signCommandInSlices } from '../../domain/commands/command-
 import { turnSlicer } from '../limits/turn-slicer';
 
 /**
- * The API's side of the `commands` queue (DESIGN §1, §11): one Queue and one QueueEvents per
- * process, both ready before the API serves. A command is enqueued as its registry job (job id =
- * command id, retries and retention: domain/queues/job-registry.ts) and awaited until COMMAND_TIMEOUT_MS.
+ * The API's side of the `commands` queue (DESIGN §1, §11): one Queue per process, and one
+ * subscription to the command workers' replies (infra/command-replies.ts), both ready before the
+ * API serves. A command is enqueued as its registry job (job id = command id, retries and
+ * retention: domain/queues/job-registry.ts) and awaited until COMMAND_TIMEOUT_MS.
  *
- * The wait registers for the job's `completed`/`failed` events before the job is added, so no event
- * can slip past it, and falls back to reading the job's state (the events stream is trimmed under
- * bursts; a repeated Idempotency-Key finds a job that finished long ago). `job.waitUntilFinished`
- * is not used: it reads the job's state inside an `async` Promise executor, so a Redis error there
- * becomes an unhandled rejection that takes the whole process down.
+ * The wait registers for the job's reply before the job is added, so no reply can slip past it,
+ * and falls back to reading the job's state (a reply published while this process was
+ * disconnected is gone; a repeated Idempotency-Key finds a job that finished long ago). BullMQ's
+ * QueueEvents is not used: it woke the process three times per job and wrote its next XREAD
+ * before the answer (issue 28). `job.waitUntilFinished` is not used either: it reads the job's
+ * state inside an `async` Promise executor, so a Redis error there becomes an unhandled rejection
+ * that takes the whole process down.
  */
 
 export type Dispatched<R = CommandResult> =
@@ -75,7 +79,7 @@ export interface CommandBus {
 export interface CommandBusOptions {
   /** The API's producer connection (fails fast while Redis is down). */
   redis: RedisClient;
-  /** Where Redis is: QueueEvents gets a connection of its own there. */
+  /** Where Redis is: the replies subscription gets a connection of its own there. */
   redisTarget: RedisTarget;
   /** QUEUE_PREFIX: the prefix of the pending-command counts, and of the commands queue's keys. */
   prefix: string;
@@ -90,6 +94,8 @@ type Outcome = Dispatched<CommandResult | BatchResult>;
 
 /** How often a waiting request re-reads its job when no event has come. */
 const POLL_INTERVAL_MS = 1000;
+/** A repeat's second look: a job whose reply went out just before it was marked completed (a fraction of a millisecond). */
+const REPEAT_RECHECK_MS = 50;
 
 /** The bus of an API built from its configuration (api/main.ts and the test stack alike). */
 export function commandBusOptionsOf(config: AppConfig, redis: RedisClient, logger: Logger): CommandBusOptions {
@@ -133,23 +139,29 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
   const queue = openQueue(queues, QUEUE.commands, { shared: options.redis }, (err) =>
     logger.warn({ err: err.message }, 'command queue error'),
   );
-  // A connection of its own (blocking reads); reconnects within 2 s once Redis is back (infra/redis.ts).
-  const events = withBullConnection(
-    options.redisTarget,
-    'worker',
-    (connection) => new QueueEvents(QUEUE.commands, { connection, prefix: queuePrefix(queues, QUEUE.commands) }),
-  );
-  events.setMaxListeners(0);
-  events.on('error', (err) => logger.warn({ err: err.message }, 'command events error'));
+  // A connection of its own (a subscribed connection serves nothing else); it reconnects within 2 s
+  // once Redis is back and subscribes again (ioredis), replies sent meanwhile are found by the poll.
+  const replies = createRedis(options.redisTarget, 'worker');
+  replies.on('error', (err: Error) => logger.warn({ err: err.message }, 'command replies error'));
 
   // Requests waiting per command id (several when an Idempotency-Key is repeated concurrently).
   const waiters = new Map<string, Set<(outcome: Outcome) => void>>();
   const notify = (jobId: string, outcome: Outcome) => waiters.get(jobId)?.forEach((settle) => settle(outcome));
-  events.on('completed', ({ jobId, returnvalue }) => {
-    notify(jobId, { state: 'finished', result: returnvalue as unknown as CommandResult | BatchResult });
+  replies.on('message', (_channel: string, message: string) => {
+    const reply = parseReply(message);
+    if (!reply || !waiters.has(reply.jobId)) return;
+    if ('result' in reply) notify(reply.jobId, { state: 'finished', result: reply.result as CommandResult });
+    else if ('failedReason' in reply) notify(reply.jobId, { state: 'failed', reason: reply.failedReason });
+    else {
+      // A finished batch: its result is read from its job.
+      readOutcome(reply.jobId).then(
+        (status) => status && status.dispatched.state !== 'pending' && notify(reply.jobId, status.dispatched),
+        (err: unknown) =>
+          logger.warn({ commandId: reply.jobId, err: (err as Error).message }, 'reading command state failed'),
+      );
+    }
   });
-  events.on('failed', ({ jobId, failedReason }) => notify(jobId, { state: 'failed', reason: failedReason }));
-  await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
+  await Promise.all([queue.waitUntilReady(), replies.subscribe(commandRepliesChannel(options.prefix))]);
 
   async function readOutcome(commandId: string): Promise<JobStatus | null> {
     // State first: a job seen finished here has its return value in the hash read after it.
@@ -204,12 +216,19 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
     };
   }
 
-  /** Reads the job's state every POLL_INTERVAL_MS (events can be missed) and once more at the deadline. */
-  async function pollUntil(id: string, wait: ReturnType<typeof waitFor>, deadline: number, first = POLL_INTERVAL_MS) {
-    let delay = first;
+  /**
+   * Reads the job's state after each of `delays`, then every POLL_INTERVAL_MS (a reply can be
+   * missed), and once more at the deadline.
+   */
+  async function pollUntil(
+    id: string,
+    wait: ReturnType<typeof waitFor>,
+    deadline: number,
+    delays: readonly number[] = [POLL_INTERVAL_MS],
+  ) {
+    const next = delays[Symbol.iterator]();
     while (!wait.settled) {
-      const pause = Math.min(delay, deadline - Date.now());
-      delay = POLL_INTERVAL_MS;
+      const pause = Math.min(next.next().value ?? POLL_INTERVAL_MS, deadline - Date.now());
       if (pause > 0) await wait.pause(pause);
       if (wait.settled) return;
       const final = Date.now() >= deadline;
@@ -349,15 +368,17 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
   /** Enqueues the command (runs a failed repeat again) and waits for its outcome until the deadline. */
   async function sendAndWait(command: Queued, wait: ReturnType<typeof waitFor>, deadline: number): Promise<Outcome> {
     if (!(await enqueue(command, deadline))) return { state: 'pending' };
-    let firstPoll = POLL_INTERVAL_MS;
+    let polls = [POLL_INTERVAL_MS];
     if (command.requestHash) {
       if (await clashesWithFirst(command)) {
         return { state: 'finished', result: { ok: false, failure: conflict([IDEMPOTENCY_KEY_REUSED]).toFailure() } };
       }
       await runAgainIfFailed(command.commandId);
-      firstPoll = 0; // the first request's job may have finished long ago: no event will come
+      // The first request's job may have finished long ago, or a moment ago: its reply went out
+      // before BullMQ marked it completed, so a read at once can still find it active.
+      polls = [0, REPEAT_RECHECK_MS];
     }
-    void pollUntil(command.commandId, wait, deadline, firstPoll);
+    void pollUntil(command.commandId, wait, deadline, polls);
     return wait.outcome;
   }
 
@@ -366,7 +387,7 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
     jobStatus: readOutcome,
     async close() {
       for (const waiting of waiters.values()) waiting.forEach((settle) => settle({ state: 'pending' }));
-      await Promise.allSettled([events.close(), queue.close()]);
+      await Promise.allSettled([replies.quit(), queue.close()]);
     },
   };
 }

@@ -43,3 +43,11 @@ export const WEBHOOK_DELIVERY_JOB = 'webhook-delivery';
 
 /** The custom backoff of webhook deliveries: the waits of WEBHOOK_RETRY_SCHEDULE, read by the worker. */
 export const WEBHOOK_BACKOFF = 'webhook-schedule';
+
+/**
+ * What a command worker announces on the `command-replies` channel (infra/command-replies.ts) when
+ * a job of the `commands` queue is done: its result (a command's is a few hundred bytes), that it
+ * finished (a `$batch`, whose result the API reads from the job), or that it failed for good.
+ */
+export type CommandReply =
+  { jobId: string; result: unknown } | { jobId: string; finished: true } | { jobId: string; failedReason: string };

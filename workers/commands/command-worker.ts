@@ -2,6 +2,7 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { signCommand, verifyCommand } from '../../domain/commands/command-signature';
 import { publicReasonOf } from '../../db/commands/db-errors';
 import { settleCommand } from '../../infra/pending-commands';
+import { publishReply } from '../../infra/command-replies';
 import { createRedis } from '../../infra/redis';
 import type { Command, CommandResult } from '../../domain/commands/command';
 import type { BatchCommand, BatchResult } from '../../domain/batch/batch-command';
@@ -10,7 +11,7 @@ import { createGroupRunner } from './group-runner';
 import { createBatchRunner } from './batch-runner';
 import { redisBatchJournal } from './batch-journal';
 import type { AppConfig } from '../../infra/config/load-config';
-import { QUEUE } from '../../domain/queues/queue-contracts';
+import { BATCH_JOB, QUEUE, type CommandReply } from '../../domain/queues/queue-contracts';
 import { createKnex } from '../../db/knex';
 import { createLogger, type Logger } from '../../infra/logger';
 import { createQueueWorker } from '../shared/worker-process';
@@ -196,6 +197,9 @@ export async function startCommandWorker(
           const redelivered = job.attemptsStarted > 1 || job.stalledCounter > 0;
           const result = await apply(command, { redelivered, job, logger: log });
           settle(command);
+          // A command's result goes to the API now, ahead of BullMQ marking its job completed (one
+          // Redis round trip and a script later); a batch's, possibly megabytes, is read from its job.
+          if (job.name !== BATCH_JOB) reply({ jobId: job.id!, result });
           log.debug({ name: job.name, redelivered, ok: (result as { ok?: boolean })?.ok }, 'command done');
           return result;
         } catch (err) {
@@ -221,6 +225,13 @@ export async function startCommandWorker(
       logger.debug({ jobId: job.id, err: (err as Error).message }, 'finished batch not compacted');
     });
   }
+
+  /** Tells the API processes a job is done (infra/command-replies.ts); after settle, on the same connection. */
+  const reply = (message: CommandReply) => {
+    publishReply(redis, config.queuePrefix, message).catch((err: unknown) =>
+      logger.debug({ err: (err as Error).message }, 'command reply not published (the API polls the job)'),
+    );
+  };
 
   /** The command no longer counts against its subject's MAX_PENDING_COMMANDS_PER_SUBJECT. */
   const settle = (command: { commandId: string; subject: string }) => {
@@ -255,6 +266,14 @@ export async function startCommandWorker(
     // A command whose worker died twice is failed (the API answers 503, a repeat runs it again)
     // rather than taking down every worker that picks it up.
     stalledRecovery: { maxStalledCount: 2, ...options.stalledRecovery },
+  });
+  worker.on('completed', (job) => {
+    if (job.name === BATCH_JOB) reply({ jobId: job.id!, finished: true });
+  });
+  worker.on('failed', (job) => {
+    // The last attempt only: a retried job is still pending for the API.
+    if (job?.id && job.attemptsMade >= (job.opts.attempts ?? 1))
+      reply({ jobId: job.id, failedReason: job.failedReason });
   });
   await worker.waitUntilReady();
   const retention = await startRetentionWorker(config, knex, logger);
