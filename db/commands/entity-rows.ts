@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { EntityDefinition } from '../../domain/entities';
 import { modelFor } from '../models/entity-models';
-import { statementsIn } from '../query/prepared-statements';
+import { connectionOf, sendStatement, statementsIn } from '../query/prepared-statements';
 
 /**
  * Row-level writes of one entity table through its Objection model, always inside the command's
@@ -47,11 +47,27 @@ export async function lockRow(
   id: number,
   strength: LockStrength,
 ): Promise<Row | null> {
+  return (await sendLockRow(trx, entity, id, strength)).row;
+}
+
+/**
+ * lockRow, resolving once the statement is on its way: on the command worker's pipelined
+ * connection (db/pipelined-pg.ts) a statement issued next follows it at once, and runs once the
+ * lock is granted.
+ */
+export async function sendLockRow(
+  trx: Knex.Transaction,
+  entity: EntityDefinition,
+  id: number,
+  strength: LockStrength,
+): Promise<{ row: Promise<Row | null> }> {
   const lock = strength === 'update' ? 'for update' : 'for no key update';
-  const { rows } = await (
-    await statementsIn(trx)
-  ).raw<{ rows: Row[] }>(`select ${lockColumnsOf(entity)} from ${quoted(entity.table)} where id = ? ${lock}`, [id]);
-  return rows[0] ? plain<Row>(rows[0]) : null;
+  const sent = await sendStatement<Row>(
+    await connectionOf(trx),
+    `select ${lockColumnsOf(entity)} from ${quoted(entity.table)} where id = ? ${lock}`,
+    [id],
+  );
+  return { row: sent.answer.then(({ rows }) => (rows[0] ? plain<Row>(rows[0]) : null)) };
 }
 
 /** A value knex builds into the statement itself (`trx.fn.now()`, a raw fragment), not a binding. */

@@ -3,7 +3,7 @@ import type { EntityDefinition } from '../../domain/entities';
 import { decodeId } from '../../domain/ids/id-codec';
 import type { WriteBody } from '../../domain/validation/write-body';
 import { owningParentsOf } from '../../domain/writes/ownership';
-import { lockRow, nextPosition, peekColumn, touchRow, type LockStrength, type Row } from './entity-rows';
+import { lockRow, nextPosition, peekColumn, sendLockRow, touchRow, type LockStrength, type Row } from './entity-rows';
 
 /**
  * Rows of owned entities (SchemeCompany, SchemeMarketBoundary, InvestmentCompany) can also be
@@ -42,29 +42,40 @@ export interface LockedRow {
   held: Set<string>;
 }
 
-/** Locks row `id` for a change, its owners first. Null when the row does not exist. */
+/**
+ * Locks row `id` for a change, its owners first. Null when the row does not exist. `onLockSent`
+ * is called once the row's own lock statement is on its way, so a statement that must read the
+ * locked state can follow it without waiting for its answer (a PATCH's document, issue 28).
+ */
 export async function lockForChange(
   trx: Knex.Transaction,
   entity: EntityDefinition,
   id: number,
   strength: LockStrength,
+  onLockSent?: () => void,
 ): Promise<LockedRow | null> {
   const held = new Set<string>();
   const links = owningParentsOf(entity);
-  if (links.length) {
-    const peeked: Record<string, unknown> = {};
-    for (const link of links) {
-      const value = await peekColumn(trx, entity, id, link.column);
-      if (value === undefined) return null;
-      peeked[link.column] = value;
-    }
-    await lockOwners(trx, ownersOfRow(entity, peeked), held);
+  if (!links.length) {
+    const sent = await sendLockRow(trx, entity, id, strength);
+    onLockSent?.();
+    const row = await sent.row;
+    return row ? { row, owners: [], held } : null;
   }
+  const peeked: Record<string, unknown> = {};
+  for (const link of links) {
+    const value = await peekColumn(trx, entity, id, link.column);
+    if (value === undefined) return null;
+    peeked[link.column] = value;
+  }
+  await lockOwners(trx, ownersOfRow(entity, peeked), held);
   const row = await lockRow(trx, entity, id, strength);
   if (!row) return null;
   // The row may have moved to another parent between the peek and its lock; it cannot move now.
   const owners = ownersOfRow(entity, row);
   await lockOwners(trx, owners, held);
+  // An owned row's statements wait for every lock it takes, as before.
+  onLockSent?.();
   return { row, owners, held };
 }
 

@@ -7,7 +7,8 @@ import { updateEntity } from './update-entity';
 
 /**
  * PATCH: the operations apply, in order, to the entity as a client reads it, read under the row
- * lock; the result is validated as a whole, exactly like a PUT body.
+ * lock (its statement follows the lock's on the wire); the result is validated as a whole, exactly
+ * like a PUT body.
  */
 export const patchEntity: CommandHandler = async (ctx) => {
   const { entity, command } = ctx;
@@ -15,13 +16,14 @@ export const patchEntity: CommandHandler = async (ctx) => {
   const operations = command.patch ?? [];
   return updateEntity(
     ctx,
-    async (trx) => {
-      const document = await readPatchableDocument(trx, entity, key, topLevelMembers(operations, 'read'));
+    async (_trx, read) => {
+      const document = await read;
       if (!document) throw rowNotFound(entity, key);
       const patched = applyPatch(entity, document, operations, ctx.patchLimits);
       return parseWriteBody(entity, patched, ctx.geometryLimits, key);
     },
     topLevelMembers(operations, 'changed'),
+    (trx) => readPatchableDocument(trx, entity, key, topLevelMembers(operations, 'read')),
   );
 };
 
