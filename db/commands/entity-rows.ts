@@ -118,28 +118,14 @@ export async function updateRow(
     const rows = await trx(entity.table).update(values).where('id', id).returning('version');
     return (rows[0] as { version: number }).version;
   }
-  return (await sendUpdateRow(trx, entity, id, values))!.answer;
-}
-
-/**
- * updateRow, resolving once the statement is on its way (null when a value is built into the
- * statement and it goes through knex instead). Prepared like the insert: a PATCH planned this
- * update afresh each time (0.2 ms in Postgres).
- */
-export async function sendUpdateRow(
-  trx: Knex.Transaction,
-  entity: EntityDefinition,
-  id: number,
-  values: Record<string, unknown>,
-): Promise<{ answer: Promise<number> } | null> {
-  const columns = Object.keys(values);
-  if (columns.some((column) => isBuiltIn(values[column]))) return null;
-  const sent = await sendStatement<{ version: number }>(
-    await connectionOf(trx),
+  // Prepared like the insert: a PATCH planned this update afresh each time (0.2 ms in Postgres).
+  const { rows } = await (
+    await statementsIn(trx)
+  ).raw<{ rows: { version: number }[] }>(
     `update ${quoted(entity.table)} set ${columns.map((column) => `${quoted(column)} = ?`).join(', ')} where id = ? returning version`,
-    [...columns.map((column) => values[column]), id],
+    [...columns.map((column) => values[column] as Knex.RawBinding), id],
   );
-  return { answer: sent.answer.then(({ rows }) => rows[0]!.version) };
+  return rows[0]!.version;
 }
 
 /**

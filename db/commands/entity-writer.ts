@@ -5,8 +5,7 @@ import type { WriteBody, WriteItem } from '../../domain/validation/write-body';
 import { changedFields } from '../../domain/writes/changed-fields';
 import { sameValues, type ColumnValues } from '../../domain/writes/owned-collection-plan';
 import { ownedCollectionsOf } from '../../domain/writes/ownership';
-import { deferAnswer, mayDefer } from './deferred-writes';
-import { insertRow, sendUpdateRow, touchRow, updateRow, type Row } from './entity-rows';
+import { insertRow, touchRow, updateRow, type Row } from './entity-rows';
 import { assertUniqueValues, resolveRelations, type RelationRef } from './integrity-checks';
 import { writeOwnedCollection } from './owned-collections';
 
@@ -100,8 +99,6 @@ export async function writeEntity(
   existing: Row | null,
   extra: ColumnValues = {},
   collections?: ReadonlySet<string>,
-  /** Nothing of the transaction's own follows this write (db/commands/deferred-writes.ts). */
-  lastWrite = false,
 ): Promise<WrittenEntity> {
   const keys = await resolveRelations(trx, entity.name, relationRefsOf(entity, body, existing, collections));
   const values = { ...columnsOf(entity.fields, entity.relations, body, keys, ''), ...extra };
@@ -122,7 +119,7 @@ export async function writeEntity(
   }
 
   let version = created?.version ?? existing!.version;
-  if (before && !sameValues(before, values)) version = await update(trx, entity, existing!, values, lastWrite);
+  if (before && !sameValues(before, values)) version = await updateRow(trx, entity, id, values);
   else if (before && changedCollections.length) version = await touchRow(trx, entity, id);
   return {
     id,
@@ -130,22 +127,4 @@ export async function writeEntity(
     changedFields: changedFields(entity, before, values, changedCollections),
     references: referencesOf(entity, values),
   };
-}
-
-/**
- * The row's update, and its new version. When it is the transaction's last write and its owner
- * reads deferred answers, it is sent without waiting: the version is then the one `touch_row`
- * gives it (the old one plus one, the row being locked).
- */
-async function update(
-  trx: Knex.Transaction,
-  entity: EntityDefinition,
-  existing: Row,
-  values: ColumnValues,
-  lastWrite: boolean,
-): Promise<number> {
-  const sent = lastWrite && mayDefer(trx) ? await sendUpdateRow(trx, entity, existing.id, values) : null;
-  if (!sent) return updateRow(trx, entity, existing.id, values);
-  deferAnswer(trx, sent.answer);
-  return existing.version + 1;
 }

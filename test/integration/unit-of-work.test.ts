@@ -14,9 +14,6 @@ import {
   type UnitOfWork,
 } from '../../workers/commands/unit-of-work';
 import { databasePerFile } from '../support/database-per-file';
-import { entityByName } from '../../domain/entities';
-import { sendUpdateRow } from '../../db/commands/entity-rows';
-import { deferAnswer, mayDefer } from '../../db/commands/deferred-writes';
 
 /**
  * The exactly-once unit of work (workers/commands/unit-of-work.ts) that lone commands, `$batch`
@@ -297,57 +294,5 @@ for (const [kind, db] of Object.entries(databases)) {
     t.deepEqual(outcome, { result: { ok: false, failure: { kind: 'Conflict', errors: [IDEMPOTENCY_KEY_REUSED] } } });
     t.is(runs.n, 1, 'a request hash means a repeat is expected: the log is read first');
     t.is(await countries('IB'), 0);
-  });
-
-  test(`${kind}: a lone call's deferred last write commits with the record, or, failing, is the call's failure`, async (t) => {
-    const { runUnit, committed } = runner();
-    const Country = entityByName('Country');
-    const [a, b] = (await db
-      .knex('countries')
-      .insert([
-        { name: `Deferred A ${kind}`, iso_code: `DA-${kind}` },
-        { name: `Deferred B ${kind}`, iso_code: `DB-${kind}` },
-      ])
-      .returning('id')) as { id: number }[];
-    /** A call whose only write is an update of country `a`, sent and left unanswered as writeEntity leaves it. */
-    const updating =
-      (record: LoggedCommand, values: Record<string, unknown>): HandlerCall<string> =>
-      async (trx) => {
-        t.true(mayDefer(trx), 'a unit of one call allows it');
-        const sent = await sendUpdateRow(trx, Country, a!.id, values);
-        deferAnswer(trx, sent!.answer);
-        return { value: 'updated', events: [eventOf(record, 'DA', a!.id)] };
-      };
-    const translate = (err: unknown) =>
-      (err as { code?: string }).code === '23505' ? conflict(['Country.IsoCode: taken']) : null;
-
-    const renamed = recordOf();
-    const outcome = await runUnit(
-      { ...unitOf(renamed, () => [updating(renamed, { name: `Renamed ${kind}` })]), translate },
-      { logger },
-    );
-    t.deepEqual(outcome.result, { ok: true, names: ['updated'] });
-    t.is(((await db.knex('countries').where('id', a!.id).first('name')) as { name: string }).name, `Renamed ${kind}`);
-    t.is(await outboxRows(renamed.commandId), 1);
-    t.is(committed.length, 1);
-
-    // b's code, taken: the update fails after its record and COMMIT went out behind it.
-    const clashing = recordOf();
-    const failed = await runUnit(
-      { ...unitOf(clashing, () => [updating(clashing, { iso_code: `DB-${kind}` })]), translate },
-      { logger },
-    );
-    t.deepEqual(failed.result, {
-      ok: false,
-      failedCall: 0,
-      failure: { kind: 'Conflict', errors: ['Country.IsoCode: taken'] },
-    });
-    t.is(
-      ((await db.knex('countries').where('id', a!.id).first('iso_code')) as { iso_code: string }).iso_code,
-      `DA-${kind}`,
-    );
-    t.is(await outboxRows(clashing.commandId), 0, 'its record rolled back with it');
-    t.is(committed.length, 1);
-    t.truthy(b);
   });
 }

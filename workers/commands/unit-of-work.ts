@@ -17,7 +17,6 @@ import {
   type LoggedCommand,
 } from '../../db/commands/command-log';
 import { isRetryableDbError } from '../../db/commands/db-errors';
-import { allowDeferredWrites, settleDeferredWrites } from '../../db/commands/deferred-writes';
 import type { Logger } from '../../infra/logger';
 
 /**
@@ -152,10 +151,7 @@ export function createUnitOfWork(deps: UnitOfWorkDeps) {
           let called = shortcut ? await unit.shortcut!(trx) : null;
           if (!called) {
             called = [];
-            const calls = unit.calls();
-            // A lone call's last write may leave its answer for after the COMMIT (db/commands/deferred-writes.ts).
-            if (calls.length === 1) allowDeferredWrites(trx);
-            for (const [index, call] of calls.entries()) {
+            for (const [index, call] of unit.calls().entries()) {
               at = index;
               called.push(await call(trx));
             }
@@ -163,20 +159,16 @@ export function createUnitOfWork(deps: UnitOfWorkDeps) {
           const values = called.map((c) => c.value);
           const events = called.flatMap((c) => c.events);
           const result = unit.succeeded(values);
-          const settle = () => settleDeferredWrites(trx);
           if (deps.testPause?.at === 'before-commit') {
             // Recorded and waited for, so a test can kill the process with everything written but not committed.
-            await settle();
             if (!(await recordCommand(trx, record, result, events))) throw new AlreadyRecorded();
             await pause('before-commit', record.commandId, logger);
-            return { result, values, events, recorded: null, settle };
+            return { result, values, events, recorded: null };
           }
           // The record goes out with the COMMIT knex issues next (db/pipelined-pg.ts); its answer says
           // whether that COMMIT committed or, the transaction having failed, rolled back.
-          return { result, values, events, recorded: await sendRecord(trx, record, result, events), settle };
+          return { result, values, events, recorded: await sendRecord(trx, record, result, events) };
         });
-        // A deferred write that failed failed the transaction: its error is the command's, before the record's.
-        await applied.settle();
         if (applied.recorded) {
           await applied.recorded.answer.catch((err: unknown) => {
             throw isRecordedAlready(err) ? new AlreadyRecorded() : err;

@@ -30,9 +30,7 @@ export async function updateEntity<Ahead>(
   assertIfMatch(ctx, locked.row);
   const body = await bodyFor(trx, ahead);
   const named = await lockOwnersNamedBy(trx, entity, body, locked);
-  // With no owner to touch after it, the row's update is the last write of the command.
-  const lastWrite = locked.owners.length === 0 && named.owners.length === 0;
-  const written = await writeEntity(trx, entity, body, locked.row, named.extra, touchedCollections, lastWrite);
+  const written = await writeEntity(trx, entity, body, locked.row, named.extra, touchedCollections);
   if (written.changedFields.length) await touchOwners(trx, [...locked.owners, ...named.owners]);
   return { dbId: key, verb: 'Updated', ...written };
 }
