@@ -226,7 +226,11 @@ export async function startCommandWorker(
     });
   }
 
-  /** Tells the API processes a job is done (infra/command-replies.ts); after settle, on the same connection. */
+  /**
+   * Tells the API processes a job is done (infra/command-replies.ts). Sent after settle: on one server
+   * or behind Sentinel the same connection, so the pending count is down before the API answers (on
+   * a Cluster the two may reach different nodes).
+   */
   const reply = (message: CommandReply) => {
     publishReply(redis, config.queuePrefix, message).catch((err: unknown) =>
       logger.debug({ err: (err as Error).message }, 'command reply not published (the API polls the job)'),
