@@ -387,7 +387,10 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
     jobStatus: readOutcome,
     async close() {
       for (const waiting of waiters.values()) waiting.forEach((settle) => settle({ state: 'pending' }));
-      await Promise.allSettled([replies.quit(), queue.close()]);
+      // disconnect, not quit: a Cluster client whose subscriber lost its node could still be
+      // reconnecting, and quit would leave it to (the process would not exit).
+      replies.disconnect();
+      await Promise.allSettled([queue.close()]);
     },
   };
 }

@@ -87,6 +87,8 @@ export async function startCommandWorker(
   const knex = createKnex(config.databaseUrl, config.dbPoolMax, logger, { pipelined: true });
   const redis = createRedis(config.redis, 'worker');
   redis.on('error', (err) => logger.debug({ err: err.message }, 'redis connection error'));
+  const replies = createRedis(config.redis, 'producer');
+  replies.on('error', (err) => logger.debug({ err: err.message }, 'command replies connection error'));
   const publisher = new OutboxPublisher({
     knex,
     redis: config.redis,
@@ -227,12 +229,12 @@ export async function startCommandWorker(
   }
 
   /**
-   * Tells the API processes a job is done (infra/command-replies.ts). Sent after settle: on one server
-   * or behind Sentinel the same connection, so the pending count is down before the API answers (on
-   * a Cluster the two may reach different nodes).
+   * Tells the API processes a job is done (infra/command-replies.ts), written right after settle's
+   * command. On a connection of its own that fails fast: a reply Redis cannot take now is dropped
+   * (the API reads the job instead), never queued for a reconnect that would outlive the worker.
    */
   const reply = (message: CommandReply) => {
-    publishReply(redis, config.queuePrefix, message).catch((err: unknown) =>
+    publishReply(replies, config.queuePrefix, message).catch((err: unknown) =>
       logger.debug({ err: (err as Error).message }, 'command reply not published (the API polls the job)'),
     );
   };
@@ -288,6 +290,7 @@ export async function startCommandWorker(
       await worker.close();
       await sweeper.close();
       await publisher.close();
+      replies.disconnect();
       await Promise.allSettled([knex.destroy(), readKnex.destroy(), redis.quit()]);
     },
   };
