@@ -390,7 +390,7 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
       // disconnect, not quit: a Cluster client whose subscriber lost its node could still be
       // reconnecting, and quit would leave it to (the process would not exit).
       replies.disconnect();
-      await Promise.allSettled([queue.close()]);
+      await queue.close().catch(() => undefined);
     },
   };
 }
