@@ -1,7 +1,7 @@
 import express from 'express';
 import pg from 'pg';
 import { HAND_LISTS, handKeyed } from './handwritten-floor';
-import { READ_SCENARIOS, keyedStatement, listStatements, type Statement } from './scenarios';
+import { READ_SCENARIOS, keyedStatement, listStatements, positional } from './scenarios';
 
 /**
  * The floor: a bare Express + pg server that runs the service's own statements with nothing around
@@ -12,15 +12,6 @@ import { READ_SCENARIOS, keyedStatement, listStatements, type Statement } from '
  */
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX ?? 20) });
-
-/**
- * knex `?` placeholders → pg `$n` (the read statements contain no literal question marks), named
- * so each connection prepares it once, as the service does with texts that repeat.
- */
-function positional(name: string, statement: Statement): pg.QueryConfig {
-  let n = 0;
-  return { name, text: statement.sql.replace(/\?/g, () => `$${++n}`), values: statement.params };
-}
 
 const app = express();
 app.disable('x-powered-by');

@@ -13,3 +13,7 @@ export const QUEUE_FLOOR = {
     removeOnFail: JOBS.command.options.removeOnFail,
   },
 } as const;
+
+/** The fields a design-floor PATCH can change: the benchmarks' (a name, indexed; a count, not). */
+export const PATCHABLE = { SchemeName: 'scheme_name', TotalUnits: 'total_units' } as const;
+export type Patchable = keyof typeof PATCHABLE;

@@ -67,7 +67,7 @@ interface Row {
    * `hand`: the hand-written read floor (handwritten-floor.ts), same bytes as the service;
    * `queue`: the bare BullMQ round trip (bench/queue-floor-server.ts).
    */
-  target: 'service' | 'floor' | 'hand' | 'queue';
+  target: 'service' | 'floor' | 'hand' | 'queue' | 'design';
   rps: number;
   p50: number;
   p99: number;
@@ -243,14 +243,18 @@ async function main(): Promise<void> {
     PORT: String(FLOOR_PORT),
   });
   const writes = selected('POST') || selected('PATCH');
-  // The bare queue round trip: its HTTP side and, in another process, its worker (no database).
+  // The queue floors: the HTTP side and, in another process, the worker (the bare round trip, no
+  // database; and the design floor, the same round trip with the transaction the design requires).
   const queueFloor = writes
     ? [
         start([path.join(PROJECT_ROOT, 'dist/bench/queue-floor-server.js')], {
           REDIS_URL: redisUrl,
           PORT: String(QUEUE_FLOOR_PORT),
         }),
-        start([path.join(PROJECT_ROOT, 'dist/bench/queue-floor-worker.js')], { REDIS_URL: redisUrl }),
+        start([path.join(PROJECT_ROOT, 'dist/bench/queue-floor-worker.js')], {
+          REDIS_URL: redisUrl,
+          DATABASE_URL: databaseUrl,
+        }),
       ]
     : [];
   await waitFor(`http://127.0.0.1:${API_PORT}/health/ready`);
@@ -269,6 +273,7 @@ async function main(): Promise<void> {
   };
   const service = `http://127.0.0.1:${API_PORT}`;
   const floor = `http://127.0.0.1:${FLOOR_PORT}`;
+  const designFloor = `http://127.0.0.1:${QUEUE_FLOOR_PORT}`;
   const log = (r: Row) =>
     console.error(
       `  ${r.target.padEnd(7)} c=${String(r.concurrency).padEnd(2)} ${r.scenario}: ${r.rps} req/s p50 ${r.p50} ms p99 ${r.p99} ms errors ${r.errors}`,
@@ -344,6 +349,7 @@ async function main(): Promise<void> {
       `${service}/Schemes`,
       `${floor}/floor/schemes`,
       `http://127.0.0.1:${QUEUE_FLOOR_PORT}/floor/queue`,
+      `http://127.0.0.1:${QUEUE_FLOOR_PORT}/floor/design/schemes`,
     ]) {
       await autocannonRun({ url, connections: 16, amount: WRITE_WARMUP_REQUESTS, ...post });
     }
@@ -351,6 +357,7 @@ async function main(): Promise<void> {
     for (const [url, path] of [
       [service, (k: number) => `/Schemes/${encoded.get(k)}`],
       [floor, (k: number) => `/floor/schemes/${k}`],
+      [designFloor, (k: number) => `/floor/design/schemes/${k}`],
     ] as const) {
       await autocannonRun({
         url,
@@ -382,6 +389,11 @@ async function main(): Promise<void> {
     );
     rows.push(rowOf('queue round trip', c, 'queue', queueRun));
     log(rows[rows.length - 1]!);
+    const designPost = await measures.run({ run: POST, concurrency: c, target: 'design' }, (before) =>
+      cannon({ url: `${designFloor}/floor/design/schemes`, connections: c, ...post }, before),
+    );
+    rows.push(rowOf(POST, c, 'design', designPost));
+    log(rows[rows.length - 1]!);
     rows.push(
       await serviceRow('PATCH', c, () =>
         measures.run({ run: 'PATCH', concurrency: c, target: 'service' }, (before) =>
@@ -397,6 +409,14 @@ async function main(): Promise<void> {
       cannon({ url: floor, connections: c, ...patch, requests: rotating(keys, (k) => `/floor/schemes/${k}`) }, before),
     );
     rows.push(rowOf('PATCH', c, 'floor', floorPatch));
+    log(rows[rows.length - 1]!);
+    const designPatch = await measures.run({ run: 'PATCH', concurrency: c, target: 'design' }, (before) =>
+      cannon(
+        { url: designFloor, connections: c, ...patch, requests: rotating(keys, (k) => `/floor/design/schemes/${k}`) },
+        before,
+      ),
+    );
+    rows.push(rowOf('PATCH', c, 'design', designPatch));
     log(rows[rows.length - 1]!);
   }
 

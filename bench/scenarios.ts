@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { Scheme } from '../domain/entities';
 import { parseReadOptions } from '../domain/queries/read-options';
 import { DEFAULT_READ_LIMITS } from '../domain/queries/read-limits';
@@ -96,4 +97,13 @@ export function listStatements(query: Record<string, string>): {
 /** The statement of a keyed read of one scheme. */
 export function keyedStatement(id: number): Statement {
   return keyedSql(Scheme, id, BUDGET);
+}
+
+/**
+ * knex `?` placeholders → pg `$n` (the read statements contain no literal question marks), named
+ * so each connection prepares it once, as the service does with texts that repeat.
+ */
+export function positional(name: string, statement: Statement): pg.QueryConfig {
+  let n = 0;
+  return { name, text: statement.sql.replace(/\?/g, () => `$${++n}`), values: statement.params };
 }
