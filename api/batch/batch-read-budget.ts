@@ -32,10 +32,11 @@ function rowsOfStep(step: BatchStep, limits: ReadLimits): number {
       const relation = navigation !== undefined && Object.hasOwn(entity.relations, navigation);
       const collection = navigation !== undefined && Object.hasOwn(entity.collections, navigation);
       if (relation) entity = entityByName(entity.relations[navigation]!.target);
-      if (collection) {
+      // A member by key, or a complex collection property (read with its entity), is one row.
+      if (collection && read.odata.navigationKey === undefined && !entity.collections[navigation]!.alwaysPopulated) {
         entity = entityByName(entity.collections[navigation]!.target);
         keyed = false;
-      }
+      } else if (collection) keyed = true;
       options = odataPage(read, options);
     }
     return readRowsOf(

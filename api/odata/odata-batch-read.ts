@@ -5,7 +5,7 @@ import type { BatchTarget } from '../batch/batch-request-checks';
 import { NAMESPACE } from './metadata/structured-types';
 import { metadataLevelFrom, pageSizeFrom, returnPreferenceFrom } from './odata-format';
 import { odataWriteCommandOf } from './odata-write-command';
-import { navigationSet } from './odata-read.routes';
+import { navigationContext } from './odata-read.routes';
 
 /**
  * A GET inside `/odata/$batch` (DESIGN §17): what the same request alone asks of its read
@@ -18,8 +18,9 @@ export function odataBatchReadOf(serviceRoot: string, maxTop: number) {
     const { $format: format, ...query } = target.query;
     const level = metadataLevelFrom(format, request.headers.accept);
     const asked = pageSizeFrom(request.headers.prefer, maxTop);
-    const navigation = target.params.navigation;
-    const set = navigation === undefined ? target.entity.route : navigationSet(target.entity, navigation);
+    const { navigation, navigationKey } = target.params;
+    const set =
+      navigation === undefined ? target.entity.route : navigationContext(target.entity, target.key, navigation);
     const select = query.$select;
     const selected = typeof select === 'string' && select.trim() !== '' ? `(${select})` : '';
     const ifNoneMatch = request.headers['if-none-match'];
@@ -31,6 +32,7 @@ export function odataBatchReadOf(serviceRoot: string, maxTop: number) {
       ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }),
       odata: {
         ...(navigation === undefined ? {} : { navigation }),
+        ...(navigationKey === undefined ? {} : { navigationKey }),
         pageSize: asked ?? Math.min(DEFAULT_TOP, maxTop),
         pageSizeApplied: asked !== undefined,
         control: {

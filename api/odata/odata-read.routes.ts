@@ -15,12 +15,12 @@ import { serviceRootOf } from './service-root';
 
 /**
  * GET under `/odata` (DESIGN §17): a set, its `$count`, an entity by key, a navigation property of
- * one. Policies, replicas, limits and the read itself are the root's (entity-read.routes.ts); the
+ * one (and a member of a navigation collection by key), a complex collection property of one. Policies, replicas, limits and the read itself are the root's (entity-read.routes.ts); the
  * answer is OData JSON (odata-answer.ts).
  */
 
 type Handlers = Record<
-  'odataList' | 'odataCount' | 'odataEntity' | 'odataNavigation' | 'odataNavigationCount',
+  'odataList' | 'odataCount' | 'odataEntity' | 'odataNavigation' | 'odataNavigationCount' | 'odataNavigationMember',
   RequestHandler
 >;
 
@@ -32,23 +32,37 @@ export function navigationSet(entity: EntityDefinition, navigation: string): str
   return target ? entityByName(target).route : navigation;
 }
 
+/**
+ * The context URL's path of a navigation read: the set it leads to, or for a complex collection
+ * property (`Notes`) the property of the keyed entity (`Schemes('k')/Notes`), as OData has it.
+ */
+export function navigationContext(entity: EntityDefinition, key: string | undefined, navigation: string): string {
+  const property = Object.hasOwn(entity.collections, navigation) && entity.collections[navigation]?.alwaysPopulated;
+  // A `$batch` step keyed by a reference (`$1/Notes`) has no key yet: the set is named instead.
+  if (!property || key === undefined) return navigationSet(entity, navigation);
+  return `${entity.route}('${key.replace(/'/g, "''")}')/${navigation}`;
+}
+
 export function odataReadHandlers(deps: ReadRouteDeps): Handlers {
   const settings = readSettingsOf(deps);
   const runFor = readRouter(deps.knex, deps.replicas, settings.timeoutMs);
 
   const read =
-    (shape: (req: Request) => Pick<ODataReadRequest, 'key' | 'navigation' | 'count'>): RequestHandler =>
+    (
+      shape: (req: Request) => Pick<ODataReadRequest, 'key' | 'navigation' | 'navigationKey' | 'count'>,
+    ): RequestHandler =>
     async (req: Request, res: Response) => {
       const entity = routeOf(req).entity!;
       const level = metadataLevelOf(req);
       const serviceRoot = serviceRootOf(req);
       const pageSize = preferredPageSize(req, settings.limits.maxTop);
       const query = readQueryOf(req);
-      const { key, navigation, count } = shape(req);
+      const { key, navigation, navigationKey, count } = shape(req);
       const request: ODataReadRequest = {
         set: entity.route,
         key,
         navigation,
+        navigationKey,
         count,
         query,
         pageSize: pageSize ?? Math.min(DEFAULT_TOP, settings.limits.maxTop),
@@ -59,7 +73,7 @@ export function odataReadHandlers(deps: ReadRouteDeps): Handlers {
         ifNoneMatch: req.headers['if-none-match'],
       };
       const result = await odataReadOperation(runFor(readAfter(req)), request, settings);
-      const set = navigation === undefined ? entity.route : navigationSet(entity, navigation);
+      const set = navigation === undefined ? entity.route : navigationContext(entity, key, navigation);
       const selected = typeof query.$select === 'string' && query.$select.trim() !== '' ? `(${query.$select})` : '';
       const single = key !== undefined && (navigation === undefined || result.kind === 'entity');
       const context = `${set}${selected}${single ? '/$entity' : ''}`;
@@ -71,6 +85,11 @@ export function odataReadHandlers(deps: ReadRouteDeps): Handlers {
     odataCount: read(() => ({ count: true })),
     odataEntity: read((req) => ({ key: req.params.key as string })),
     odataNavigation: read((req) => ({ key: req.params.key as string, navigation: req.params.navigation as string })),
+    odataNavigationMember: read((req) => ({
+      key: req.params.key as string,
+      navigation: req.params.navigation as string,
+      navigationKey: req.params.navigationKey as string,
+    })),
     odataNavigationCount: read((req) => ({
       key: req.params.key as string,
       navigation: req.params.navigation as string,

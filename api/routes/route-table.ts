@@ -204,7 +204,8 @@ const ODATA_SET: SetHandlers = {
 /**
  * One entity set under `/odata` (DESIGN §17): the set, its `$count`, an entity by key
  * (`Schemes('k')` and `Schemes(Id='k')` are matched as the key segment `Schemes/k`, route-match.ts)
- * and a navigation property of it, with the `$count` of a navigation collection. Writes are the
+ * and a navigation property of it (or a complex collection property), with the `$count` of a
+ * navigation collection and a member of one by key (`Developments('d')`). Writes are the
  * root's, with OData bodies and the same `$batch` kinds (entityRoutes).
  * Keep `writesOf` (api/odata/metadata/set-capabilities.ts) saying what these serve. Each is
  * reachable inside `/odata/$batch`, answered there as alone.
@@ -222,6 +223,12 @@ function odataEntityRoutes(entity: EntityDefinition): Route[] {
       ...base,
       pattern: `/${entity.route}/{key}/{navigation}/$count`,
       operations: { GET: { handler: 'odataNavigationCount' } },
+    },
+    // After `$count`: a member of a navigation collection by key, `Schemes('k')/Developments('d')`.
+    {
+      ...base,
+      pattern: `/${entity.route}/{key}/{navigation}/{navigationKey}`,
+      operations: { GET: { handler: 'odataNavigationMember', batch: 'read' } },
     },
   ];
 }

@@ -64,6 +64,7 @@ export type HandlerName =
   | 'odataEntity'
   | 'odataNavigation'
   | 'odataNavigationCount'
+  | 'odataNavigationMember'
   | 'odataCreate'
   | 'odataReplace'
   | 'odataPatch'

@@ -1,6 +1,6 @@
 import { entityByName, type EntityDefinition } from '../../domain/entities';
 import { keyOf, readableEntityOf } from '../../domain/entities/entity-key';
-import { notFound } from '../../domain/errors/domain-error';
+import { badRequest, notFound } from '../../domain/errors/domain-error';
 import { encodeId } from '../../domain/ids/id-codec';
 import { nextPageAddress } from '../../domain/queries/next-page-link';
 import { entitySource, memberOf } from '../../domain/queries/path-resolver';
@@ -16,8 +16,9 @@ import type { ReadDb } from './read-timeout';
  * The reads of the `/odata` service root (DESIGN §17), through the same parser, plan, SQL and
  * limits as the root's (read-operation.ts): only what OData asks differently is here. `$top` limits
  * the whole result and pages come in `odata.maxpagesize`; `$select` is honoured; a navigation
- * (`Schemes('k')/Developments`) reads the target set within its parent; documents carry control
- * information instead of unexpanded relations.
+ * (`Schemes('k')/Developments`) reads the target set within its parent, and one member of it by
+ * key (`Schemes('k')/Developments('d')`); a complex collection (`Schemes('k')/Notes`) is read as the
+ * property's value; documents carry control information instead of unexpanded relations.
  */
 
 export interface ODataReadRequest {
@@ -25,8 +26,10 @@ export interface ODataReadRequest {
   set: string;
   /** The key, or none for the set. */
   key?: string;
-  /** A navigation property of the keyed entity. */
+  /** A navigation property of the keyed entity, or one of its complex collection properties. */
   navigation?: string;
+  /** The key of one member of a navigation collection (`Developments('d')`). */
+  navigationKey?: string;
   /** `/$count` of the collection the path names (the set, or a navigation collection). */
   count?: boolean;
   /** Query options (`$format` already taken out). */
@@ -71,16 +74,25 @@ export async function odataReadOperation(
   if (request.navigation === undefined) return keyedRead(run, entity, id, request, settings, odata());
   const navigation = request.navigation;
   const member = memberOf(entitySource(entity), navigation);
-  // `/$count` counts a collection; a single relation has none (OData: 404 as any unknown path).
-  if (member?.kind === 'relation' && !request.count) {
+  // `/$count` counts a collection; a single relation has none, nor a key (OData: 404 as any unknown path).
+  if (member?.kind === 'relation' && !request.count && request.navigationKey === undefined) {
     const target = await run((db) => columnOf(db, entity, member.relation.column, id));
     if (target === undefined) throw notFound(`${entity.name} '${request.key}' does not exist.`);
     if (target === null) return { kind: 'empty' };
     return keyedRead(run, entityByName(member.relation.target), target, request, settings, odata());
   }
   // Complex collections (Notes, Tags, …) are properties of the entity, not navigation properties.
+  if (member?.kind === 'collection' && member.collection.alwaysPopulated && request.navigationKey === undefined) {
+    return propertyRead(run, entity, id, navigation, request, settings, odata());
+  }
+  if (member?.kind === 'relation') {
+    throw notFound(`'${navigation}' of ${entity.name} is a single entity: it takes no key and has no $count.`);
+  }
   if (member?.kind !== 'collection' || member.collection.alwaysPopulated) {
     throw notFound(`'${navigation}' is not a navigation property of ${entity.name}.`);
+  }
+  if (request.navigationKey !== undefined) {
+    return memberRead(run, { entity, id, key: request.key }, member.collection, request, settings, odata());
   }
   const collection = member.collection;
   const listing = {
@@ -91,6 +103,61 @@ export async function odataReadOperation(
   const [exists, page] = await Promise.all([run((db) => columnOf(db, entity, 'id', id)), collectionRead(listing)]);
   if (exists === undefined) throw notFound(`${entity.name} '${request.key}' does not exist.`);
   return page;
+}
+
+/**
+ * One member of a parent's navigation collection by its key (`Schemes('k')/Developments('d')`):
+ * the member as a keyed read shows it, when it belongs to that parent; 404 when it does not, so a
+ * key of another parent's member reads nothing through this one.
+ */
+async function memberRead(
+  run: ReadRunner,
+  parent: { entity: EntityDefinition; id: number; key: string },
+  collection: { target: string; foreignKey: string },
+  request: ODataReadRequest,
+  settings: ReadSettings,
+  odata: ODataPlanning,
+): Promise<ODataReadResult> {
+  const target = entityByName(collection.target);
+  const memberId = keyOf(target, request.navigationKey!);
+  const owner = await run((db) => columnOf(db, target, collection.foreignKey, memberId));
+  if (owner !== parent.id) {
+    throw notFound(
+      `${target.name} '${request.navigationKey}' is not in ${request.navigation} of ${parent.entity.name} '${parent.key}'.`,
+    );
+  }
+  return keyedRead(run, target, memberId, request, settings, odata);
+}
+
+/**
+ * A complex collection property of one entity (`Schemes('k')/Notes`): its value, read as the
+ * entity with only that property selected (If-None-Match compares the entity's tag), and its
+ * `/$count`. OData's query options for
+ * collections are not applied to a property here, so asking for one is an error, not ignored.
+ */
+async function propertyRead(
+  run: ReadRunner,
+  entity: EntityDefinition,
+  id: number,
+  property: string,
+  request: ODataReadRequest,
+  settings: ReadSettings,
+  odata: ODataPlanning,
+): Promise<ODataReadResult> {
+  const option = Object.keys(request.query).find((name) => name.startsWith('$'));
+  if (option !== undefined) {
+    throw badRequest(
+      `${option} does not apply to the property ${property}: read it whole, or read ${entity.route} with ${option}.`,
+    );
+  }
+  const selected = { ...request, query: { $select: property } };
+  const read = await keyedRead(run, entity, id, selected, settings, { ...odata, select: { text: property, at: 0 } });
+  if (read.kind !== 'entity') return read;
+  const value = (JSON.parse(read.json) as Record<string, unknown>)[property];
+  const items = Array.isArray(value) ? value : [];
+  if (request.count) return { kind: 'count', n: items.length, limited: false };
+  // The value as a collection's page (`value` in OData's envelope), whole: no count, no next link.
+  return { kind: 'page', json: JSON.stringify(items) };
 }
 
 /** `/$count` of a set or of a parent's navigation collection: only what selects rows counts. */

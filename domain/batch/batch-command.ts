@@ -29,6 +29,8 @@ export interface BatchRead {
 export interface BatchODataRead {
   /** A navigation property of the keyed entity (`Schemes('k')/Developments`). */
   navigation?: string;
+  /** The key of one member of that navigation collection (`Developments('d')`). */
+  navigationKey?: string;
   /** `Prefer: odata.maxpagesize` (at most MAX_TOP), or the default page size. */
   pageSize: number;
   /** Whether `Preference-Applied` says the page size back. */

@@ -101,6 +101,12 @@ test.serial('JSON format: reads answer in the OData envelope, URLs relative, roo
     { id: 'none', method: 'GET', url: `Schemes/${scheme(2)}/Address` },
     { id: 'paged', method: 'GET', url: 'Addresses', headers: { Prefer: 'odata.maxpagesize=2' } },
     { id: 'full', method: 'GET', url: `Schemes('${scheme(1)}')?$format=application/json;odata.metadata=full` },
+    { id: 'notes', method: 'GET', url: `Schemes('${scheme(0)}')/Notes` },
+    {
+      id: 'member',
+      method: 'GET',
+      url: `Schemes('${scheme(0)}')/Developments('${enc('Development', fx.developments[0]!)}')`,
+    },
   ]);
   t.is(res.status, 200);
   t.is(res.headers.get('odata-version'), '4.0');
@@ -130,6 +136,15 @@ test.serial('JSON format: reads answer in the OData envelope, URLs relative, roo
   // What each request answers alone (the same body, the same status).
   const alone = await stack.get(`/odata/Schemes('${scheme(0)}')`);
   t.deepEqual(r.one!.body, alone.body);
+  for (const [id, path] of [
+    ['notes', `Schemes('${scheme(0)}')/Notes`],
+    ['member', `Schemes('${scheme(0)}')/Developments('${enc('Development', fx.developments[0]!)}')`],
+  ] as const) {
+    const single = await stack.get(`/odata/${path}`);
+    t.is(r[id]!.status, 200, id);
+    t.deepEqual(r[id]!.body, single.body, id);
+  }
+  t.is(r.notes!.body!['@odata.context'], `${stack.baseUrl}/odata/$metadata#Schemes('${scheme(0)}')/Notes`);
 });
 
 test('JSON format: errors are OData errors; dependsOn on a failed request is a 424; root paths are not reached', async (t) => {

@@ -89,16 +89,23 @@ const keyed = (k: string) =>
 const paths = () =>
   fc.oneof(
     fc.constantFrom('', '/', '/$metadata', '/$batch', '/Nope', '/Schemes/$count', '/Activities', '/Companies'),
-    fc
-      .tuple(fc.constantFrom('Schemes', 'Companies', 'Addresses', 'Developments', 'Markets'), key())
-      .chain(([set, k]) =>
-        fc
-          .tuple(
-            keyed(k),
-            fc.constantFrom('', '/Address', '/Developments', '/Companies', '/Notes', '/Country', '/$count', '/Nope/x'),
-          )
-          .map(([predicate, rest]) => `/${set}${predicate}${rest}`),
-      ),
+    fc.tuple(fc.constantFrom('Schemes', 'Companies', 'Addresses', 'Developments', 'Markets'), key()).chain(([set, k]) =>
+      fc
+        .tuple(
+          keyed(k),
+          fc.constantFrom('', '/Address', '/Developments', '/Companies', '/Notes', '/Country', '/$count', '/Nope/x'),
+          fc.constantFrom('/Tags', '/MarketBoundaries', '/Notes/$count', '/Developments/$count', '/Address/$count'),
+          // A member of a collection by key (`Developments('d')`), of a relation or a property (404s).
+          fc
+            .tuple(
+              fc.constantFrom('/Developments', '/Companies', '/Address', '/Notes'),
+              fc.oneof(key(), fc.constantFrom(...fx.developments.map((id) => enc('Development', id)))),
+            )
+            .chain(([nav, m]) => keyed(m).map((memberKey) => `${nav}${memberKey}`)),
+          fc.nat({ max: 2 }),
+        )
+        .map(([predicate, rest, more, member, pick]) => `/${set}${predicate}${[rest, more, member][pick]}`),
+    ),
     fc.constantFrom('/Schemes', '/Developments', '/Addresses'),
   );
 const someHeaders = fc.record(

@@ -119,7 +119,7 @@ test('navigation: a single relation, a collection with options, a null relation,
   for (const path of [
     `Schemes('AAAAAAAA')/Address`,
     `Schemes('AAAAAAAA')/Developments`,
-    `Schemes('${scheme(0)}')/Notes`,
+    `Schemes('AAAAAAAA')/Notes`,
     `Schemes('${scheme(0)}')/Nope`,
   ]) {
     const res = await stack.get(`/odata/${path}`);
@@ -141,7 +141,7 @@ test('$count of a navigation collection, with $filter; a single relation has non
   for (const path of [
     `Schemes('AAAAAAAA')/Developments/$count`,
     `Schemes('${scheme(0)}')/Address/$count`,
-    `Schemes('${scheme(0)}')/Notes/$count`,
+    `Schemes('${scheme(0)}')/Notes/$count/x`,
     `Schemes('${scheme(0)}')/Developments/$count/x`,
   ]) {
     const res = await stack.get(`/odata/${path}`);
@@ -149,6 +149,71 @@ test('$count of a navigation collection, with $filter; a single relation has non
   }
   const bad = await stack.get(`/odata/Schemes('${scheme(0)}')/Developments/$count?$filter=Nope eq 1`);
   t.is(bad.status, 400);
+});
+
+test('a member of a navigation collection by key, only through its own parent', async (t) => {
+  const all = (await stack.get(`/odata/Schemes('${scheme(0)}')/Developments?$orderby=Name`)).body as Page;
+  const phase = all.value[0]!;
+  for (const path of [
+    `Schemes('${scheme(0)}')/Developments('${phase.Id as string}')`,
+    `Schemes/${scheme(0)}/Developments/${phase.Id as string}`,
+    `Schemes('${scheme(0)}')/Developments(Id='${phase.Id as string}')`,
+  ]) {
+    const res = await stack.get(`/odata/${path}?$select=Name`);
+    t.is(res.status, 200, path);
+    const doc = res.body as Doc;
+    t.is(doc['@odata.context'], `${stack.baseUrl}/odata/$metadata#Developments(Name)/$entity`, path);
+    t.deepEqual([doc.Id, doc.Name], [phase.Id, 'Phase 1'], path);
+    t.is(res.headers.get('etag'), phase['@odata.etag'] as string, path);
+  }
+  // The same development through a scheme it does not belong to, a key that is none, a relation with a key.
+  for (const path of [
+    `Schemes('${scheme(1)}')/Developments('${phase.Id as string}')`,
+    `Schemes('AAAAAAAA')/Developments('${phase.Id as string}')`,
+    `Schemes('${scheme(0)}')/Developments('AAAAAAAA')`,
+    `Schemes('${scheme(0)}')/Address('${enc('Address', fx.addresses[0]!)}')`,
+    `Schemes('${scheme(0)}')/Notes('x')`,
+  ]) {
+    const res = await stack.get(`/odata/${path}`);
+    t.is(res.status, 404, path);
+  }
+  t.regex(
+    (await stack.get(`/odata/Schemes('${scheme(1)}')/Developments('${phase.Id as string}')`)).text,
+    /is not in Developments of Scheme/,
+  );
+  // Reads only: a write goes to the entity itself (no resource at PATCH here, as for any path and method).
+  const patch = await stack.request('PATCH', `/odata/Schemes('${scheme(0)}')/Developments('${phase.Id as string}')`, {
+    body: { Name: 'Renamed' },
+  });
+  t.is(patch.status, 404);
+  t.regex(patch.text, /No resource at PATCH/);
+});
+
+test('a complex collection property: its value and $count, no query options on it', async (t) => {
+  const res = await stack.get(`/odata/Schemes('${scheme(0)}')/Notes`);
+  t.is(res.status, 200);
+  const page = res.body as Page;
+  t.is(page['@odata.context'], `${stack.baseUrl}/odata/$metadata#Schemes('${scheme(0)}')/Notes`);
+  t.deepEqual(
+    page.value.map((n) => n.Text),
+    ['first', 'second'],
+  );
+  const keyed = (await stack.get(`/odata/Schemes('${scheme(0)}')`)).body as Doc;
+  t.deepEqual(page.value, keyed.Notes, 'the same items as the entity shows');
+  const boundaries = (await stack.get(`/odata/Schemes('${scheme(0)}')/MarketBoundaries`)).body as Page;
+  t.deepEqual(boundaries.value, keyed.MarketBoundaries);
+  t.is((await stack.get(`/odata/Schemes('${scheme(0)}')/Notes/$count`)).text, '2');
+  const other = (await stack.get(`/odata/Schemes('${scheme(1)}')`)).body as { Tags: unknown[] };
+  t.is((await stack.get(`/odata/Schemes('${scheme(1)}')/Tags/$count`)).text, String(other.Tags.length));
+  const none = await stack.get(`/odata/Schemes('${scheme(0)}')/Notes?$format=application/json;odata.metadata=none`);
+  t.deepEqual(Object.keys(none.body as Doc), ['value']);
+  const option = await stack.get(`/odata/Schemes('${scheme(0)}')/Notes?$top=1`);
+  t.is(option.status, 400);
+  t.regex(option.text, /\$top does not apply to the property Notes/);
+  const unchanged = await stack.get(`/odata/Schemes('${scheme(0)}')/Notes`, {
+    'if-none-match': keyed['@odata.etag'] as string,
+  });
+  t.is(unchanged.status, 304);
 });
 
 test('$select: chosen members and Id, inside $expand too; it wins over always-populated collections', async (t) => {

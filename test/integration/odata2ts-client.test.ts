@@ -28,6 +28,8 @@ interface Reads {
   expanded: { city: string | null | undefined; keys: string[] };
   keyed: { name: string; keys: string[] };
   developments: { names: string[]; count: number | undefined };
+  phase: string;
+  notes: string[];
   address: string | null;
   paged: string[];
   pages: string[][];
@@ -67,6 +69,11 @@ export async function reads(serviceRoot: string, schemeId: string) {
     .query((b, q) => b.select('Name').filter(q.Name.ne('Phase 1')).count());
   const developments = { names: phases.data.value.map((d) => d.Name), count: phases.data['@odata.count'] };
 
+  // One member of a navigation collection by key, and a complex collection property.
+  const phaseId = phases.data.value[0]!.Id;
+  const phase = (await service.Schemes(schemeId).Developments(phaseId).query()).data.Name;
+  const notes = (await service.Schemes(schemeId).Notes().query()).data.value.map((n) => n.Text);
+
   const address = (await service.Schemes(schemeId).Address().query()).data.City;
 
   const window = await schemes.query((b, q) => b.orderBy(q.SchemeName.asc()).top(2).skip(1));
@@ -82,7 +89,7 @@ export async function reads(serviceRoot: string, schemeId: string) {
     pages.push(page.value.map((s) => s.Id));
   }
 
-  return { names, filtered, expanded, keyed, developments, address, paged, pages };
+  return { names, filtered, expanded, keyed, developments, phase, notes, address, paged, pages };
 }
 
 export async function writes(serviceRoot: string) {
@@ -239,6 +246,8 @@ test.serial('the generated service reads, filters, expands, selects, pages and c
   t.is(got.keyed.name, 'Alpha Tower');
   t.false(got.keyed.keys.includes('Address'), 'an unexpanded navigation property is left out');
   t.deepEqual(got.developments, { names: ['Phase 2'], count: 1 });
+  t.is(got.phase, 'Phase 2');
+  t.deepEqual(got.notes, ['first', 'second']);
   t.is(got.address, 'London');
   t.deepEqual(got.paged, ['Beta Yard', 'Gamma Works']);
   t.deepEqual(

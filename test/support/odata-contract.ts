@@ -39,6 +39,8 @@ const ENTITY_TAG = /^(W\/)?"[^"]*"$/;
 type Target =
   | { kind: 'collection'; type: string }
   | { kind: 'entity'; type: string }
+  /** A complex collection property of one entity (`Schemes('k')/Notes`): its items' type. */
+  | { kind: 'property'; type: string }
   | { kind: 'count' }
   | { kind: 'service' }
   | { kind: 'metadata' };
@@ -68,10 +70,17 @@ export function targetOf(path: string, model: ODataModel = GENERATED_MODEL): Tar
   if (key === '$count') return nav === undefined ? { kind: 'count' } : undefined;
   if (nav === undefined) return { kind: 'entity', type };
   const member = model.types.get(type)?.members.get(nav);
-  if (!member || member.kind !== 'NavigationProperty' || rest !== undefined) return undefined;
-  const target = unqualified(model, member.type)!;
+  if (!member || rest !== undefined) return undefined;
+  const target = unqualified(model, member.type);
+  if (member.kind === 'Property') {
+    if (!member.collection || !target || model.types.get(target)?.kind !== 'ComplexType') return undefined;
+    if (more === undefined) return { kind: 'property', type: target };
+    return more === '$count' ? { kind: 'count' } : undefined;
+  }
+  // A member of a navigation collection by key: `Schemes('k')/Developments('d')` (or `/Developments/d`).
+  if (more !== undefined && member.collection && more !== '$count') return { kind: 'entity', type: target! };
   if (more !== undefined) return more === '$count' && member.collection ? { kind: 'count' } : undefined;
-  return member.collection ? { kind: 'collection', type: target } : { kind: 'entity', type: target };
+  return member.collection ? { kind: 'collection', type: target! } : { kind: 'entity', type: target! };
 }
 
 function checkScalar(member: Member, value: unknown, at: string, fail: Fail): void {
@@ -266,6 +275,25 @@ function checkContext(value: unknown, target: { kind: 'collection' | 'entity'; t
     cx.fail(`@odata.context ${target.kind === 'entity' ? 'needs' : 'has no'} /$entity`);
 }
 
+/**
+ * A complex collection property's value: `{"@odata.context": "…#Schemes('k')/Notes", "value": […]}`,
+ * each item of the property's complex type, nothing else beside it.
+ */
+function checkProperty(context: unknown, body: Json, type: string, cx: Context): void {
+  if (context !== undefined) {
+    if (!isAbsoluteUrl(context)) cx.fail(`@odata.context ${JSON.stringify(context)} is not an absolute URL`);
+    const fragment = /\/\$metadata#([A-Za-z_]\w*)\([^)]*\)\/([A-Za-z_]\w*)$/.exec(context as string);
+    if (!fragment || !cx.model.sets.has(fragment[1]!))
+      cx.fail(`@odata.context ${JSON.stringify(context)} is not <service root>/$metadata#<Set>(<key>)/<property>`);
+  }
+  const { value, ...others } = body;
+  if (!Array.isArray(value)) cx.fail('a collection property answer has a value array');
+  const beside = Object.keys(others)[0];
+  if (beside !== undefined) cx.fail(`unknown member ${beside} beside value`);
+  const shape: Shape = { expand: new Map(), count: false };
+  (value as unknown[]).forEach((item, i) => checkValue(type, item, shape, `$.value[${i}]`, cx));
+}
+
 function levelOf(contentType: string | null, fail: Fail): Level {
   const level = /odata\.metadata=(\w+)/i.exec(contentType ?? '')?.[1]?.toLowerCase() ?? 'minimal';
   if (level !== 'minimal' && level !== 'none' && level !== 'full') fail(`odata.metadata=${level} is not a level`);
@@ -323,6 +351,7 @@ export function checkODataAnswer(
   const { '@odata.context': context, ...rest } = body;
   if (cx.level === 'none' ? context !== undefined : context === undefined)
     fail(`@odata.context ${cx.level === 'none' ? 'with' : 'without'} odata.metadata=${cx.level}`);
+  if (target.kind === 'property') return checkProperty(context, rest, target.type, cx);
   if (context !== undefined) checkContext(context, target, cx);
   if (target.kind === 'entity') return checkValue(target.type, rest, shape, '$', cx);
   const { value, ...control } = rest;

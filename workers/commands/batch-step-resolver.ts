@@ -87,6 +87,7 @@ export function readStep(
       control: odata.control,
       ...(counts ? { count: true } : request.key === undefined ? {} : { key: request.key }),
       ...(odata.navigation === undefined ? {} : { navigation: odata.navigation }),
+      ...(odata.navigationKey === undefined ? {} : { navigationKey: odata.navigationKey }),
       ...(request.ifNoneMatch === undefined ? {} : { ifNoneMatch: request.ifNoneMatch }),
     },
     settings,
