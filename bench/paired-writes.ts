@@ -1,4 +1,5 @@
 import { Agent, request } from 'node:http';
+import { decodeId } from '../domain/ids/id-codec';
 
 /**
  * Two builds compared at one connection, paired (issue 28). At c=1 runs minutes apart differ by up
@@ -10,6 +11,9 @@ import { Agent, request } from 'node:http';
  *   node dist/bench/paired-writes.js --a http://127.0.0.1:3000 --b http://127.0.0.1:3001 \
  *     [--kind post|patch|get] [--pairs 1000] [--warmup 200]
  *
+ * `--b-design` makes B the design floor (bench/design-floor-writes.ts, the queue floor server's
+ * `/floor/design/…`) on A's database: the same writes, by database id (post and patch only).
+ *
  * Mock auth on both (AUTH_MOCK=true). The ids it writes with are read from each side first.
  */
 
@@ -17,6 +21,8 @@ type Kind = 'post' | 'patch' | 'get';
 
 interface Side {
   base: URL;
+  /** The design floor's routes (database ids) instead of the service's. */
+  design?: boolean;
   agent: Agent;
   addressId: string;
   buildingTypeId: string;
@@ -68,8 +74,9 @@ async function sideAt(base: string): Promise<Side> {
 }
 
 async function one(side: Side, kind: Kind, n: number): Promise<number> {
-  const res =
-    kind === 'post'
+  const res = side.design
+    ? await designWrite(side, kind, n)
+    : kind === 'post'
       ? await send(
           side,
           'POST',
@@ -94,6 +101,20 @@ async function one(side: Side, kind: Kind, n: number): Promise<number> {
   return res.ms;
 }
 
+/** The same write to the design floor: by database id, the scheme A patches. */
+function designWrite(side: Side, kind: Kind, n: number) {
+  if (kind === 'get') throw new Error('--b-design compares writes: --kind post or patch');
+  return kind === 'post'
+    ? send(side, 'POST', '/floor/design/schemes', JSON.stringify({ SchemeName: `Paired ${n}` }), 'application/json')
+    : send(
+        side,
+        'PATCH',
+        `/floor/design/schemes/${decodeId('Scheme', side.schemeId)}`,
+        JSON.stringify([{ op: 'replace', path: '/SchemeName', value: `Paired ${n}` }]),
+        'application/json-patch+json',
+      );
+}
+
 const quantile = (values: number[], q: number) => {
   const sorted = [...values].sort((x, y) => x - y);
   return sorted[Math.floor(q * (sorted.length - 1))]!;
@@ -107,10 +128,17 @@ async function main(): Promise<void> {
   if (!['post', 'patch', 'get'].includes(kind)) throw new Error(`--kind post|patch|get, not ${kind}`);
   const pairs = Number(argument('pairs', '1000'));
   const warmup = Number(argument('warmup', '200'));
-  const sides = [
-    await sideAt(argument('a', 'http://127.0.0.1:3000')),
-    await sideAt(argument('b', 'http://127.0.0.1:3001')),
-  ];
+  const a = await sideAt(argument('a', 'http://127.0.0.1:3000'));
+  const design = process.argv.includes('--b-design');
+  const b = design
+    ? {
+        ...a,
+        base: new URL(argument('b', 'http://127.0.0.1:3912')),
+        agent: new Agent({ keepAlive: true, maxSockets: 1 }),
+        design,
+      }
+    : await sideAt(argument('b', 'http://127.0.0.1:3001'));
+  const sides = [a, b];
   const latencies: [number[], number[]] = [[], []];
   const ratios: number[] = [];
   for (let n = 0; n < warmup + pairs; n++) {
