@@ -15,7 +15,8 @@ import { serviceRootOf } from './service-root';
 
 /**
  * GET under `/odata` (DESIGN §17): a set, its `$count`, an entity by key, a navigation property of
- * one (and a member of a navigation collection by key), a complex collection property of one. Policies, replicas, limits and the read itself are the root's (entity-read.routes.ts); the
+ * one (and a member of a navigation collection by key), a complex collection property of one.
+ * Policies, replicas, limits and the read itself are the root's (entity-read.routes.ts); the
  * answer is OData JSON (odata-answer.ts).
  */
 

@@ -132,8 +132,8 @@ async function memberRead(
 /**
  * A complex collection property of one entity (`Schemes('k')/Notes`): its value, read as the
  * entity with only that property selected (If-None-Match compares the entity's tag), and its
- * `/$count`. OData's query options for
- * collections are not applied to a property here, so asking for one is an error, not ignored.
+ * `/$count`. OData's query options for collections are not applied to a property here, so asking
+ * for one is an error, not ignored.
  */
 async function propertyRead(
   run: ReadRunner,
