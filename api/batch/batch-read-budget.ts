@@ -39,11 +39,7 @@ function rowsOfStep(step: BatchStep, limits: ReadLimits): number {
       } else if (collection) keyed = true;
       options = odataPage(read, options);
     }
-    return readRowsOf(
-      entity,
-      options,
-      read.key === '$count' && !read.odata?.navigation ? 'count' : keyed ? 'keyed' : 'page',
-    );
+    return readRowsOf(entity, options, read.count ? 'count' : keyed ? 'keyed' : 'page');
   } catch (err) {
     if (err instanceof DomainError) return 0;
     throw err;

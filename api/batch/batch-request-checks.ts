@@ -73,9 +73,11 @@ export interface BatchTarget {
   /** The route's variables (`key`, `navigation`). */
   params: Record<string, string>;
   accepts?: readonly string[];
-  /** The key segment as written (`$count` included). */
+  /** The key segment as written. */
   key?: string;
   keyReference?: string;
+  /** The route is a `/$count` (of the set, or of a navigation collection under `/odata`). */
+  count?: true;
   query: Record<string, unknown>;
 }
 
@@ -186,8 +188,7 @@ function targetOf(request: BatchRequest, ctx: StepContext): BatchTarget {
   const kind = resolution.kind === 'operation' ? resolution.operation.batch : undefined;
   if (resolution.kind !== 'operation' || kind === undefined || resolution.route.root !== root) throw noResource();
   const { operation, params } = resolution;
-  const counts = labelOf(resolution.route).endsWith('/$count');
-  const key = keyReference === undefined ? (params.key ?? (counts ? '$count' : undefined)) : undefined;
+  const key = keyReference === undefined ? params.key : undefined;
   return {
     kind,
     entity: resolution.route.entity!,
@@ -195,6 +196,7 @@ function targetOf(request: BatchRequest, ctx: StepContext): BatchTarget {
     ...(operation.accepts ? { accepts: operation.accepts } : {}),
     ...(key === undefined ? {} : { key }),
     ...(keyReference === undefined ? {} : { keyReference }),
+    ...(labelOf(resolution.route).endsWith('/$count') ? { count: true as const } : {}),
     query,
   };
 }
@@ -245,7 +247,7 @@ export function stepOf(request: BatchRequest, ctx: StepContext): BatchStep {
     const target = targetOf(request, ctx);
     if (target.kind === 'read' && ctx.root) return { ...step, read: ctx.root.readOf(target, request) };
     if (target.kind === 'read') {
-      const read = readRequestOf(target.entity, target.key, target.query, request.headers['if-none-match']);
+      const read = readRequestOf(target.entity, target, target.query, request.headers['if-none-match']);
       return {
         ...step,
         read: { ...read, ...(target.keyReference === undefined ? {} : { keyReference: target.keyReference }) },

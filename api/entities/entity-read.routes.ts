@@ -15,20 +15,27 @@ export interface ReadRouteDeps extends ReadConfig {
   replicas?: ReplicaSet;
 }
 
+/** Which read of an entity route: the list (neither), `/$count`, or the entity of a key. */
+export interface ReadTarget {
+  key?: string;
+  count?: true;
+}
+
 /**
- * The read a GET of an entity route asks for (`$count` is its key segment): the one builder of a
- * lone GET and of the same GET in a `$batch` (api/batch/batch-request-checks.ts). `If-None-Match`
- * counts for a keyed read only (db/query/read-operation.ts).
+ * The read a GET of an entity route asks for: the one builder of a lone GET and of the same GET in
+ * a `$batch` (api/batch/batch-request-checks.ts). `If-None-Match` counts for a keyed read only
+ * (db/query/read-operation.ts).
  */
 export function readRequestOf(
   entity: EntityDefinition,
-  key: string | undefined,
+  { key, count }: ReadTarget,
   query: Record<string, unknown>,
   ifNoneMatch: string | undefined,
 ): ReadRequest {
   return {
     route: entity.route,
     ...(key === undefined ? {} : { key }),
+    ...(count ? { count } : {}),
     query,
     ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }),
   };
@@ -45,22 +52,17 @@ export function entityReadHandlers(
   const settings = readSettingsOf(deps);
   const runFor = readRouter(deps.knex, deps.replicas, settings.timeoutMs);
   const query = (req: Request) => req.query as Record<string, unknown>;
-  const read = (req: Request, key: string | undefined) =>
-    readRequestOf(routeOf(req).entity!, key, query(req), req.headers['if-none-match']);
-
-  /** A keyed read; `$count` is read as the key segment it is (db/query/read-operation.ts). */
-  const keyed =
-    (keyOf: (req: Request) => string): RequestHandler =>
+  /** The handler of one kind of read: the list, the count, or a keyed read. */
+  const reading =
+    (targetOf: (req: Request) => ReadTarget): RequestHandler =>
     async (req: Request, res: Response) => {
-      sendAnswer(res, readAnswer(await readOperation(runFor(readAfter(req)), read(req, keyOf(req)), settings)));
+      const request = readRequestOf(routeOf(req).entity!, targetOf(req), query(req), req.headers['if-none-match']);
+      sendAnswer(res, readAnswer(await readOperation(runFor(readAfter(req)), request, settings)));
     };
 
   return {
-    listEntities: async (req: Request, res: Response) => {
-      const run = runFor(readAfter(req));
-      sendAnswer(res, readAnswer(await readOperation(run, read(req, undefined), settings)));
-    },
-    countEntities: keyed(() => '$count'),
-    getEntity: keyed((req) => req.params.key as string),
+    listEntities: reading(() => ({})),
+    countEntities: reading(() => ({ count: true })),
+    getEntity: reading((req) => ({ key: req.params.key as string })),
   };
 }

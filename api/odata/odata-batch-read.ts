@@ -29,6 +29,7 @@ export function odataBatchReadOf(serviceRoot: string, maxTop: number) {
       query,
       ...(target.key === undefined ? {} : { key: target.key }),
       ...(target.keyReference === undefined ? {} : { keyReference: target.keyReference }),
+      ...(target.count ? { count: true } : {}),
       ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }),
       odata: {
         ...(navigation === undefined ? {} : { navigation }),

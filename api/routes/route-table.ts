@@ -222,7 +222,7 @@ function odataEntityRoutes(entity: EntityDefinition): Route[] {
     {
       ...base,
       pattern: `/${entity.route}/{key}/{navigation}/$count`,
-      operations: { GET: { handler: 'odataNavigationCount' } },
+      operations: { GET: { handler: 'odataNavigationCount', batch: 'read' } },
     },
     // After `$count`: a member of a navigation collection by key, `Schemes('k')/Developments('d')`.
     {

@@ -22,8 +22,10 @@ import { withReadTimeout, type ReadDb } from './read-timeout';
 export interface ReadRequest {
   /** The entity route (`Schemes`). */
   route: string;
-  /** The key segment (`$count` included), when there is one. */
+  /** The key segment, when there is one. */
   key?: string;
+  /** `/$count` of the set. */
+  count?: true;
   /** Query options as the `simple` query parser gives them. */
   query: Record<string, unknown>;
   ifNoneMatch?: string;
@@ -88,6 +90,10 @@ export async function readOperation(
   const entity = readableEntityOf(request.route);
   const options = () => parseReadOptions(request.query, settings.limits);
   const { budget } = settings;
+  if (request.count) {
+    const statement = countStatement(planCount(entity, options()), settings.limits);
+    return { kind: 'count', ...(await run((db) => fetchCount(db, statement))) };
+  }
   if (request.key === undefined) {
     const parsed = options();
     const { page, total } = await pageAndCount(run, planRead(entity, parsed), settings, parsed.count);
@@ -104,10 +110,6 @@ export async function readOperation(
       if (next) result.next = next;
     }
     return result;
-  }
-  if (request.key === '$count') {
-    const statement = countStatement(planCount(entity, options()), settings.limits);
-    return { kind: 'count', ...(await run((db) => fetchCount(db, statement))) };
   }
   const id = keyOf(entity, request.key);
   const parsed = options();

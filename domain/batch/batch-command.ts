@@ -19,6 +19,8 @@ export interface BatchRead {
   key?: string;
   /** The request whose created entity is the key (`url: "$s1"`); `route` is that entity's route. */
   keyReference?: string;
+  /** `/$count`: of the set, or under `/odata` of the navigation collection (or complex property) named. */
+  count?: true;
   query: Record<string, unknown>;
   ifNoneMatch?: string;
   /** A read under `/odata` (DESIGN §17): read as db/query/odata-read.ts reads it, answered in OData JSON. */

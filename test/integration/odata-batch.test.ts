@@ -102,6 +102,9 @@ test.serial('JSON format: reads answer in the OData envelope, URLs relative, roo
     { id: 'paged', method: 'GET', url: 'Addresses', headers: { Prefer: 'odata.maxpagesize=2' } },
     { id: 'full', method: 'GET', url: `Schemes('${scheme(1)}')?$format=application/json;odata.metadata=full` },
     { id: 'notes', method: 'GET', url: `Schemes('${scheme(0)}')/Notes` },
+    { id: 'noteCount', method: 'GET', url: `Schemes('${scheme(0)}')/Notes/$count` },
+    { id: 'navCount', method: 'GET', url: `Schemes('${scheme(0)}')/Developments/$count` },
+    { id: 'dollarKey', method: 'GET', url: `Schemes('$count')` },
     {
       id: 'member',
       method: 'GET',
@@ -144,6 +147,20 @@ test.serial('JSON format: reads answer in the OData envelope, URLs relative, roo
     t.is(r[id]!.status, 200, id);
     t.deepEqual(r[id]!.body, single.body, id);
   }
+  // A count of a navigation collection or of a complex collection property, as alone (text/plain).
+  for (const [id, path] of [
+    ['noteCount', `Schemes('${scheme(0)}')/Notes/$count`],
+    ['navCount', `Schemes('${scheme(0)}')/Developments/$count`],
+  ] as const) {
+    const single = await stack.get(`/odata/${path}`);
+    t.is(single.status, 200, id);
+    t.is(r[id]!.status, 200, id);
+    t.is(r[id]!.headers['content-type'], 'text/plain', id);
+    t.is(r[id]!.body as unknown, single.text, id);
+  }
+  t.is(r.navCount!.body as unknown, '2', 'the fixture scheme has two developments');
+  // A key written `$count` is a key, here as alone: no such entity.
+  t.is(r.dollarKey!.status, 404);
   t.is(r.notes!.body!['@odata.context'], `${stack.baseUrl}/odata/$metadata#Schemes('${scheme(0)}')/Notes`);
 });
 
@@ -283,6 +300,9 @@ test('property: any JSON or multipart batch body answers without a 5xx, every 4x
       'Schemes',
       `Schemes('${'h1am3Q'}')`,
       'Schemes/$count',
+      `Schemes('h1am3Q')/Developments/$count`,
+      `Schemes('h1am3Q')/Notes/$count`,
+      '$1/Notes/$count',
       '$1',
       '/odata/Addresses?$top=1',
       '/Schemes',

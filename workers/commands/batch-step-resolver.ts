@@ -61,6 +61,7 @@ export function readOfStep(step: BatchStep, created: CreatedByStep): ReadRequest
     route: read.route,
     query: read.query,
     ...(key === undefined ? {} : { key }),
+    ...(read.count ? { count: true } : {}),
     ...(read.ifNoneMatch === undefined ? {} : { ifNoneMatch: read.ifNoneMatch }),
   };
 }
@@ -75,9 +76,6 @@ export function readStep(
   const request = readOfStep(step, created);
   const odata = step.read!.odata;
   if (!odata) return readOperation(run, request, settings);
-  // The batch's checks name a set's `/$count` by the key `$count`, as at the root; under `/odata` a
-  // count is asked for by name (a `$count` key followed by a navigation segment is a key).
-  const counts = request.key === '$count' && odata.navigation === undefined;
   return odataReadOperation(
     run,
     {
@@ -85,7 +83,8 @@ export function readStep(
       query: request.query,
       pageSize: odata.pageSize,
       control: odata.control,
-      ...(counts ? { count: true } : request.key === undefined ? {} : { key: request.key }),
+      ...(request.key === undefined ? {} : { key: request.key }),
+      ...(request.count ? { count: true } : {}),
       ...(odata.navigation === undefined ? {} : { navigation: odata.navigation }),
       ...(odata.navigationKey === undefined ? {} : { navigationKey: odata.navigationKey }),
       ...(request.ifNoneMatch === undefined ? {} : { ifNoneMatch: request.ifNoneMatch }),
