@@ -1,7 +1,8 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { startStack, type HttpResult, type Stack } from '../support/stack';
-import { enc, insertReadFixture, type ReadFixture } from '../support/fixtures';
+import type { HttpResult, Stack } from '../support/stack';
+import { enc, type ReadFixture } from '../support/fixtures';
+import { onReadSuite } from '../support/read-suite';
 
 /**
  * Property suite over every read input (DESIGN §13): generated valid and mutated `$filter`,
@@ -12,13 +13,7 @@ import { enc, insertReadFixture, type ReadFixture } from '../support/fixtures';
 
 let stack: Stack;
 let fx: ReadFixture;
-test.before(async () => {
-  stack = await startStack({ workers: [] });
-  fx = await insertReadFixture(stack.knex);
-});
-test.after.always(async () => {
-  await stack?.close();
-});
+onReadSuite(test, (suite) => ({ stack, fx } = suite));
 
 // ---- valid option texts for Schemes
 

@@ -1,7 +1,8 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { startStack, type Stack } from '../support/stack';
-import { enc, insertReadFixture, type ReadFixture } from '../support/fixtures';
+import type { Stack } from '../support/stack';
+import { enc, type ReadFixture } from '../support/fixtures';
+import { onReadSuite } from '../support/read-suite';
 
 /**
  * A property over `/odata` URLs and headers (DESIGN §17): generated and mangled paths (sets, key
@@ -13,13 +14,7 @@ import { enc, insertReadFixture, type ReadFixture } from '../support/fixtures';
 
 let stack: Stack;
 let fx: ReadFixture;
-test.before(async () => {
-  stack = await startStack({ workers: [] });
-  fx = await insertReadFixture(stack.knex);
-});
-test.after.always(async () => {
-  await stack?.close();
-});
+onReadSuite(test, (suite) => ({ stack, fx } = suite));
 
 const word = fc.oneof(
   fc.constantFrom('SchemeName', 'TotalUnits', 'Id', 'Notes', 'Address', 'Companies', 'Developments', '*', 'Nope'),

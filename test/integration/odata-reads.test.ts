@@ -1,6 +1,7 @@
 import test from 'ava';
-import { startStack, type Stack } from '../support/stack';
-import { enc, insertReadFixture, type ReadFixture } from '../support/fixtures';
+import type { Stack } from '../support/stack';
+import { enc, type ReadFixture } from '../support/fixtures';
+import { onReadSuite } from '../support/read-suite';
 
 /**
  * Reads under `/odata` by hand-built requests (DESIGN §17): the envelope, key forms, `/$count`,
@@ -11,13 +12,7 @@ import { enc, insertReadFixture, type ReadFixture } from '../support/fixtures';
 
 let stack: Stack;
 let fx: ReadFixture;
-test.before(async () => {
-  stack = await startStack({ workers: [] });
-  fx = await insertReadFixture(stack.knex);
-});
-test.after.always(async () => {
-  await stack?.close();
-});
+onReadSuite(test, (suite) => ({ stack, fx } = suite));
 
 type Doc = Record<string, unknown>;
 type Page = { '@odata.context'?: string; '@odata.count'?: number; '@odata.nextLink'?: string; value: Doc[] };

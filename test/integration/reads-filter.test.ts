@@ -1,17 +1,12 @@
 import test from 'ava';
 import buildQuery from 'odata-query';
-import { startStack, type Stack } from '../support/stack';
-import { enc, insertReadFixture, type ReadFixture } from '../support/fixtures';
+import type { Stack } from '../support/stack';
+import { enc, type ReadFixture } from '../support/fixtures';
+import { onReadSuite } from '../support/read-suite';
 
 let stack: Stack;
 let fx: ReadFixture;
-test.before(async () => {
-  stack = await startStack({ workers: [] });
-  fx = await insertReadFixture(stack.knex);
-});
-test.after.always(async () => {
-  await stack?.close();
-});
+onReadSuite(test, (suite) => ({ stack, fx } = suite));
 
 type Doc = Record<string, unknown>;
 
