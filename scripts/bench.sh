@@ -23,3 +23,7 @@ if [ "$have" -lt "$schemes" ]; then
   node dist/db/cli/seed.js --schemes $((schemes - have))
 fi
 node dist/bench/run.js
+# The command worker's CPU per PATCH without the queue, in one process (bench/command-cpu.ts).
+if [ -z "${BENCH_ONLY:-}" ] || [[ ",$BENCH_ONLY," == *",command-cpu,"* ]]; then
+  node dist/bench/command-cpu.js
+fi
