@@ -8,7 +8,7 @@ import { parseReadOptions, type ReadOptions } from '../../domain/queries/read-op
 import type { ReadResult } from '../../domain/results/request-result';
 import { entityTagOf, ifNoneMatchMatches } from '../../domain/writes/entity-version';
 import { countStatement, fetchCount, readEntity } from './entity-reader';
-import { pageAndCount, type ReadRunner, type ReadSettings } from './read-operation';
+import { listStatementsOf, pageAndCount, type ReadRunner, type ReadSettings } from './read-operation';
 import { planCount, planRead, type ODataControl, type ODataPlanning, type ReadPlan } from './read-plan';
 import type { ReadDb } from './read-timeout';
 
@@ -228,7 +228,7 @@ async function listRead(
   const options: ReadOptions = { ...parsed, top };
   const plan = planRead(listing.entity, options, odata);
   if (listing.within) plan.within = listing.within;
-  const { page, total } = await pageAndCount(run, plan, settings, options.count);
+  const { page, total } = await pageAndCount(run, listStatementsOf(plan, settings, options.count), settings);
   const result: Extract<ReadResult, { kind: 'page' }> = { kind: 'page', json: page.json };
   if (total !== undefined) result.total = total;
   const rest = whole === undefined ? undefined : whole - top;

@@ -8,8 +8,18 @@ import { DEFAULT_READ_LIMITS, type ReadLimits } from '../../domain/queries/read-
 import type { LimitsConfig } from '../../infra/config/load-config';
 import type { ReadResult } from '../../domain/results/request-result';
 import { entityTagOf, ifNoneMatchMatches } from '../../domain/writes/entity-version';
-import { countStatement, fetchCount, fetchPage, listStatements, readEntity, type ReadBudget } from './entity-reader';
-import { planCount, planRead, type ReadPlan } from './read-plan';
+import {
+  countStatement,
+  fetchCount,
+  fetchPage,
+  listStatements,
+  readEntity,
+  type CountStatement,
+  type ReadBudget,
+  type Statement,
+} from './entity-reader';
+import { listPlanOf } from './list-plans';
+import { planCount, type ReadPlan } from './read-plan';
 import { withReadTimeout, type ReadDb } from './read-timeout';
 
 /**
@@ -29,6 +39,12 @@ export interface ReadRequest {
   /** Query options as the `simple` query parser gives them. */
   query: Record<string, unknown>;
   ifNoneMatch?: string;
+}
+
+/** A list read's page statement and, when its query asks for one, its `$count` statement. */
+export interface PageStatements {
+  page: Statement;
+  count?: CountStatement;
 }
 
 export interface ReadSettings {
@@ -66,17 +82,20 @@ export function onPool(knex: Knex, timeoutMs: number): ReadRunner {
   return (read) => withReadTimeout(knex, timeoutMs, read);
 }
 
+/** The statements of a list read's plan: its page and, when asked, its count (one compiled WHERE). */
+export function listStatementsOf(plan: ReadPlan, settings: ReadSettings, withCount: boolean): PageStatements {
+  return listStatements(plan, settings.budget, withCount ? settings.limits : undefined);
+}
+
 /**
- * A page and, when asked, its count. Parse → plan (every 400) → SQL: both share one compiled WHERE,
- * and run on two pooled connections at once, as the floor does: one connection would run them one
- * after the other (c=1 filtered + $count: 0.60 of the floor instead of ~0.95).
+ * A page and, when asked, its count, run on two pooled connections at once, as the floor does:
+ * one connection would run them one after the other (c=1 filtered + $count: 0.60 of the floor
+ * instead of ~0.95).
  */
-export async function pageAndCount(run: ReadRunner, plan: ReadPlan, settings: ReadSettings, withCount: boolean) {
-  const { budget } = settings;
-  const statements = listStatements(plan, budget, withCount ? settings.limits : undefined);
-  const count = statements.count;
+export async function pageAndCount(run: ReadRunner, statements: PageStatements, settings: ReadSettings) {
+  const { page: pageStatement, count } = statements;
   const [page, total] = await Promise.all([
-    run((db) => fetchPage(db, statements.page, budget)),
+    run((db) => fetchPage(db, pageStatement, settings.budget)),
     count ? run((db) => fetchCount(db, count)) : undefined,
   ]);
   return { page, total };
@@ -95,8 +114,10 @@ export async function readOperation(
     return { kind: 'count', ...(await run((db) => fetchCount(db, statement))) };
   }
   if (request.key === undefined) {
-    const parsed = options();
-    const { page, total } = await pageAndCount(run, planRead(entity, parsed), settings, parsed.count);
+    // Parse → plan (every 400) → SQL, or the plan kept for the same query (list-plans.ts).
+    const plan = listPlanOf(entity, request.route, request.query, settings);
+    const parsed = plan.options;
+    const { page, total } = await pageAndCount(run, plan, settings);
     const result: Extract<ReadResult, { kind: 'page' }> = { kind: 'page', json: page.json };
     if (total !== undefined) result.total = total;
     if (page.hasNext && page.lastKey !== undefined) {
