@@ -2,7 +2,7 @@ import type { EntityDefinition } from '../../domain/entities';
 import { parseReadOptions, type ReadOptions } from '../../domain/queries/read-options';
 import type { ReadLimits } from '../../domain/queries/read-limits';
 import { listStatements, type CountStatement, type ReadBudget, type Statement } from './entity-reader';
-import { planRead } from './read-plan';
+import { planRead, type ReadPlan } from './read-plan';
 
 /**
  * The parsed options and compiled statements of the list reads seen lately, by route and query.
@@ -26,7 +26,10 @@ export interface PlanSettings {
 }
 
 export interface ListPlan {
+  /** The options the page was planned with. */
   options: Readonly<ReadOptions>;
+  /** Under `/odata`: the `$top` asked for, which limits the whole result (absent: no `$top`). */
+  wholeTop?: number;
   page: Statement;
   /** The `$count` statement, when the query asks for one. */
   count?: CountStatement;
@@ -43,16 +46,10 @@ function frozen(plan: ListPlan): ListPlan {
 }
 
 /**
- * The plan of a list read of `entity` at `route` with `query`: kept, or parsed, planned and
- * compiled now (a query that does not parse or plan throws its 400 each time and is not kept).
+ * The plan kept under `key` (everything the plan depends on besides the settings), or the one
+ * `compile` makes now, then kept. A `compile` that throws (a query's 400) keeps nothing.
  */
-export function listPlanOf(
-  entity: EntityDefinition,
-  route: string,
-  query: Record<string, unknown>,
-  settings: PlanSettings,
-): ListPlan {
-  const key = `${route}?${JSON.stringify(query)}`;
+export function keptPlan(settings: PlanSettings, key: string, compile: () => ListPlan): ListPlan {
   let plans = plansBySettings.get(settings);
   if (!plans) plansBySettings.set(settings, (plans = new Map()));
   const kept = plans.get(key);
@@ -61,16 +58,29 @@ export function listPlanOf(
     plans.set(key, kept);
     return kept;
   }
-  const options = parseReadOptions(query, settings.limits);
-  const { page, count } = listStatements(
-    planRead(entity, options),
-    settings.budget,
-    options.count ? settings.limits : undefined,
-  );
-  const plan = frozen({ options, page, ...(count ? { count } : {}) });
+  const plan = frozen(compile());
   if (key.length <= KEY_CHARS) {
     if (plans.size >= PLANS_KEPT) plans.delete(plans.keys().next().value!);
     plans.set(key, plan);
   }
   return plan;
+}
+
+/** The statements of a read plan as a ListPlan: its page and, when `options` ask for it, its count. */
+export function compiledPlan(plan: ReadPlan, options: ReadOptions, settings: PlanSettings): ListPlan {
+  const { page, count } = listStatements(plan, settings.budget, options.count ? settings.limits : undefined);
+  return { options, page, ...(count ? { count } : {}) };
+}
+
+/** The plan of a root list read of `entity` at `route` with `query`, kept or compiled now. */
+export function listPlanOf(
+  entity: EntityDefinition,
+  route: string,
+  query: Record<string, unknown>,
+  settings: PlanSettings,
+): ListPlan {
+  return keptPlan(settings, `${route}?${JSON.stringify(query)}`, () => {
+    const options = parseReadOptions(query, settings.limits);
+    return compiledPlan(planRead(entity, options), options, settings);
+  });
 }

@@ -8,7 +8,8 @@ import { parseReadOptions, type ReadOptions } from '../../domain/queries/read-op
 import type { ReadResult } from '../../domain/results/request-result';
 import { entityTagOf, ifNoneMatchMatches } from '../../domain/writes/entity-version';
 import { countStatement, fetchCount, readEntity } from './entity-reader';
-import { listStatementsOf, pageAndCount, type ReadRunner, type ReadSettings } from './read-operation';
+import { pageAndCount, type ReadRunner, type ReadSettings } from './read-operation';
+import { compiledPlan, keptPlan } from './list-plans';
 import { planCount, planRead, type ODataControl, type ODataPlanning, type ReadPlan } from './read-plan';
 import type { ReadDb } from './read-timeout';
 
@@ -222,13 +223,20 @@ async function listRead(
   settings: ReadSettings,
   odata: ODataPlanning,
 ): Promise<ODataReadResult> {
-  const parsed = parseReadOptions(request.query, settings.limits);
-  const whole = request.query.$top !== undefined ? parsed.top : undefined;
-  const top = Math.min(whole ?? request.pageSize, request.pageSize);
-  const options: ReadOptions = { ...parsed, top };
-  const plan = planRead(listing.entity, options, odata);
-  if (listing.within) plan.within = listing.within;
-  const { page, total } = await pageAndCount(run, listStatementsOf(plan, settings, options.count), settings);
+  // Kept like the root's list plans (list-plans.ts), by everything an /odata page's plan depends on.
+  const { path, within } = listing;
+  const key = `odata:${JSON.stringify([path, within, request.pageSize, request.control, request.query])}`;
+  const compiled = keptPlan(settings, key, () => {
+    const parsed = parseReadOptions(request.query, settings.limits);
+    const wholeTop = request.query.$top !== undefined ? parsed.top : undefined;
+    const options: ReadOptions = { ...parsed, top: Math.min(wholeTop ?? request.pageSize, request.pageSize) };
+    const plan = planRead(listing.entity, options, odata);
+    if (within) plan.within = within;
+    return { ...compiledPlan(plan, options, settings), ...(wholeTop === undefined ? {} : { wholeTop }) };
+  });
+  const { options, wholeTop: whole } = compiled;
+  const top = options.top;
+  const { page, total } = await pageAndCount(run, compiled, settings);
   const result: Extract<ReadResult, { kind: 'page' }> = { kind: 'page', json: page.json };
   if (total !== undefined) result.total = total;
   const rest = whole === undefined ? undefined : whole - top;

@@ -12,14 +12,13 @@ import {
   countStatement,
   fetchCount,
   fetchPage,
-  listStatements,
   readEntity,
   type CountStatement,
   type ReadBudget,
   type Statement,
 } from './entity-reader';
 import { listPlanOf } from './list-plans';
-import { planCount, type ReadPlan } from './read-plan';
+import { planCount } from './read-plan';
 import { withReadTimeout, type ReadDb } from './read-timeout';
 
 /**
@@ -80,11 +79,6 @@ export type ReadRunner = <T>(read: (db: ReadDb) => Promise<T>) => Promise<T>;
 
 export function onPool(knex: Knex, timeoutMs: number): ReadRunner {
   return (read) => withReadTimeout(knex, timeoutMs, read);
-}
-
-/** The statements of a list read's plan: its page and, when asked, its count (one compiled WHERE). */
-export function listStatementsOf(plan: ReadPlan, settings: ReadSettings, withCount: boolean): PageStatements {
-  return listStatements(plan, settings.budget, withCount ? settings.limits : undefined);
 }
 
 /**
