@@ -18,6 +18,8 @@ import { planRead, type ReadPlan } from './read-plan';
 const PLANS_KEPT = 256;
 /** A query longer than this (route and query as JSON) is compiled each time, not kept. */
 const KEY_CHARS = 2048;
+/** Nor is a plan whose page statement is longer than this: kept plans stay within ~16 MB. */
+const SQL_CHARS = 64 * 1024;
 
 /** What the reads' settings fix about a plan: the limits and the response budget. */
 export interface PlanSettings {
@@ -59,7 +61,7 @@ export function keptPlan(settings: PlanSettings, key: string, compile: () => Lis
     return kept;
   }
   const plan = frozen(compile());
-  if (key.length <= KEY_CHARS) {
+  if (key.length <= KEY_CHARS && plan.page.sql.length <= SQL_CHARS) {
     if (plans.size >= PLANS_KEPT) plans.delete(plans.keys().next().value!);
     plans.set(key, plan);
   }
