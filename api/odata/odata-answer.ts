@@ -3,6 +3,7 @@ import type { WrittenResult } from '../../domain/results/request-result';
 import { etagOf } from '../../domain/writes/entity-version';
 import { limitHeader, type Answer } from '../http/answer';
 import type { MetadataLevel, ReturnPreference } from './odata-format';
+import { keyPredicateOf } from '../../domain/odata/key-predicate';
 
 /**
  * A read under `/odata` as OData JSON (DESIGN §17): the same result the root renders (the JSON
@@ -58,7 +59,7 @@ export function odataReadAnswer(result: ODataReadResult, envelope: Envelope): An
 
 /** The absolute URL of an entity, `http://host/odata/Schemes('k')`: its Location and OData-EntityId. */
 function entityUrlOf(serviceRoot: string, set: string, encodedId: string): string {
-  return `${serviceRoot}/${set}('${encodedId.replace(/'/g, "''")}')`;
+  return `${serviceRoot}/${set}${keyPredicateOf(encodedId)}`;
 }
 
 interface WrittenEnvelope {

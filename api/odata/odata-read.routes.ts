@@ -12,6 +12,7 @@ import { NAMESPACE } from './metadata/structured-types';
 import { odataReadAnswer } from './odata-answer';
 import { metadataLevelOf, preferredPageSize, readQueryOf } from './odata-format';
 import { serviceRootOf } from './service-root';
+import { keyPredicateOf } from '../../domain/odata/key-predicate';
 
 /**
  * GET under `/odata` (DESIGN §17): a set, its `$count`, an entity by key, a navigation property of
@@ -41,7 +42,7 @@ export function navigationContext(entity: EntityDefinition, key: string | undefi
   const property = Object.hasOwn(entity.collections, navigation) && entity.collections[navigation]?.alwaysPopulated;
   // A `$batch` step keyed by a reference (`$1/Notes`) has no key yet: the set is named instead.
   if (!property || key === undefined) return navigationSet(entity, navigation);
-  return `${entity.route}('${key.replace(/'/g, "''")}')/${navigation}`;
+  return `${entity.route}${keyPredicateOf(key)}/${navigation}`;
 }
 
 export function odataReadHandlers(deps: ReadRouteDeps): Handlers {

@@ -48,6 +48,12 @@ export interface CountStatement extends Statement {
   limit?: number;
 }
 
+/** A list read's page statement and, when its query asks for one, its `$count` statement. */
+export interface PageStatements {
+  page: Statement;
+  count?: CountStatement;
+}
+
 /**
  * The rows a read selects (table alias `r`): `from … where …`, and its `order by`. The WHERE is
  * compiled once and shared by the page and its count (one builder numbers their parameters).
@@ -172,11 +178,7 @@ function tooLargeUnlessSent(row: { json: string | null; bytes: number } | undefi
  * paths need), then the JSON is built for that page only, so skipped rows cost no expansion.
  * With `counts` (COUNT_LIMIT, SEARCH_COUNT_LIMIT), the count statement shares the page's compiled WHERE.
  */
-export function listStatements(
-  plan: ReadPlan,
-  budget: ReadBudget = {},
-  counts?: CountLimits,
-): { page: Statement; count?: CountStatement } {
+export function listStatements(plan: ReadPlan, budget: ReadBudget = {}, counts?: CountLimits): PageStatements {
   const rows = rootRows(plan);
   const { builder } = rows;
   // One row past the page says exactly whether there is a next page (the Link header); its

@@ -1,7 +1,7 @@
 import type { EntityDefinition } from '../../domain/entities';
 import { parseReadOptions, type ReadOptions } from '../../domain/queries/read-options';
 import type { ReadLimits } from '../../domain/queries/read-limits';
-import { listStatements, type CountStatement, type ReadBudget, type Statement } from './entity-reader';
+import { listStatements, type PageStatements, type ReadBudget } from './entity-reader';
 import { planRead, type ReadPlan } from './read-plan';
 
 /**
@@ -27,14 +27,11 @@ export interface PlanSettings {
   budget: ReadBudget;
 }
 
-export interface ListPlan {
+export interface ListPlan extends PageStatements {
   /** The options the page was planned with. */
   options: Readonly<ReadOptions>;
   /** Under `/odata`: the `$top` asked for, which limits the whole result (absent: no `$top`). */
   wholeTop?: number;
-  page: Statement;
-  /** The `$count` statement, when the query asks for one. */
-  count?: CountStatement;
 }
 
 /** Insertion order is recency order: a hit is deleted and set again. */

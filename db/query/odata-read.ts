@@ -1,6 +1,7 @@
 import { entityByName, type EntityDefinition } from '../../domain/entities';
 import { keyOf, readableEntityOf } from '../../domain/entities/entity-key';
 import { badRequest, notFound } from '../../domain/errors/domain-error';
+import { keyPredicateOf } from '../../domain/odata/key-predicate';
 import { encodeId } from '../../domain/ids/id-codec';
 import { nextPageAddress } from '../../domain/queries/next-page-link';
 import { entitySource, memberOf } from '../../domain/queries/path-resolver';
@@ -52,9 +53,6 @@ interface Listing {
   within?: ReadPlan['within'];
 }
 
-/** `Schemes('k')`: the key predicate a next link names a parent with. */
-const keyPredicate = (key: string) => `('${key.replace(/'/g, "''")}')`;
-
 export async function odataReadOperation(
   run: ReadRunner,
   request: ODataReadRequest,
@@ -98,7 +96,7 @@ export async function odataReadOperation(
   const collection = member.collection;
   const listing = {
     entity: entityByName(collection.target),
-    path: `${request.set}${keyPredicate(encodeId(entity.name, id))}/${navigation}`,
+    path: `${request.set}${keyPredicateOf(encodeId(entity.name, id))}/${navigation}`,
     within: { column: collection.foreignKey, id },
   };
   const [exists, page] = await Promise.all([run((db) => columnOf(db, entity, 'id', id)), collectionRead(listing)]);

@@ -13,9 +13,8 @@ import {
   fetchCount,
   fetchPage,
   readEntity,
-  type CountStatement,
+  type PageStatements,
   type ReadBudget,
-  type Statement,
 } from './entity-reader';
 import { listPlanOf } from './list-plans';
 import { planCount } from './read-plan';
@@ -38,12 +37,6 @@ export interface ReadRequest {
   /** Query options as the `simple` query parser gives them. */
   query: Record<string, unknown>;
   ifNoneMatch?: string;
-}
-
-/** A list read's page statement and, when its query asks for one, its `$count` statement. */
-export interface PageStatements {
-  page: Statement;
-  count?: CountStatement;
 }
 
 export interface ReadSettings {

@@ -7,6 +7,11 @@
 const SEGMENT = /^([A-Za-z_][A-Za-z0-9_]*)\((.*)\)$/s;
 const STRING_KEY = /^'((?:[^']|'')*)'$/s;
 
+/** The predicate naming a string key, `('k')`: the inverse of keyOfPredicate (a quote written twice). */
+export function keyPredicateOf(key: string): string {
+  return `('${key.replace(/'/g, "''")}')`;
+}
+
 /** The key a predicate's inside names (`'k'`, `Id='k'`, `42`), or null when it is none of these. */
 export function keyOfPredicate(inside: string): string | null {
   const value = inside.startsWith('Id=') ? inside.slice(3) : inside;
