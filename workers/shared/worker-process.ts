@@ -1,4 +1,5 @@
-import { Worker, type BackoffStrategy } from 'bullmq';
+import type { BackoffStrategy } from 'bullmq';
+import { QueueWorker } from './queue-worker';
 import { queuePrefix, withBullConnection } from '../../infra/redis';
 import { isClusterPrimary, runClusterPrimary } from '../../infra/cluster-primary';
 import { primaryLogLevel, processCount, type ProcessCountVariable } from '../../infra/config/entry-point-config';
@@ -111,7 +112,7 @@ export async function startQueueWorker<Q extends QueueName>(
   metrics?: Registry,
 ): Promise<RunningWorker> {
   const ctx = workerContext(config, queue, metrics);
-  let worker: Worker;
+  let worker: QueueWorker;
   try {
     worker = createQueueWorker({
       queue,
@@ -159,13 +160,13 @@ export interface RunWorkerOptions<Q extends QueueName> {
  * A BullMQ worker of `queue` with one processor, the queue's JobDispatcher. How long finished jobs
  * stay is each job's own option (domain/queues/job-registry.ts), so the worker sets none.
  */
-export function createQueueWorker<Q extends QueueName>(options: RunWorkerOptions<Q>): Worker {
+export function createQueueWorker<Q extends QueueName>(options: RunWorkerOptions<Q>): QueueWorker {
   const dispatcher = new JobDispatcher(options.queue, options.handlers, options.logger);
   const worker = withBullConnection(
     options.redis,
     'worker',
     (connection) =>
-      new Worker(options.queue, dispatcher.process, {
+      new QueueWorker(options.queue, dispatcher.process, {
         connection,
         prefix: queuePrefix(options, options.queue),
         concurrency: options.concurrency,

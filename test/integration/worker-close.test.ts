@@ -1,0 +1,128 @@
+import test from 'ava';
+import { randomUUID } from 'node:crypto';
+import type { Processor } from 'bullmq';
+import { QueueWorker } from '../../workers/shared/queue-worker';
+import { withBullConnection, type RedisClient } from '../../infra/redis';
+import type { RedisTarget } from '../../infra/config/load-config';
+import { openQueue } from '../../infra/queues';
+import { QUEUE } from '../../domain/queues/queue-contracts';
+import { CuttableProxy } from '../support/cuttable-proxy';
+import { eventually } from '../support/queues';
+import { startRedisCluster, type RedisCluster } from '../support/redis-cluster';
+
+/**
+ * A worker's close() returns while its Redis is unreachable (workers/shared/queue-worker.ts). A
+ * plain BullMQ Worker's never does once its connections wait to reconnect (BullMQ #4656): the
+ * process, or a test stack, then hangs on shutdown. One Redis is cut through a proxy; a Redis
+ * Cluster of this file's own has every node stopped.
+ */
+
+let proxy: CuttableProxy;
+let cluster: RedisCluster | undefined;
+test.before(async () => {
+  proxy = new CuttableProxy(new URL(process.env.REDIS_URL!));
+  await proxy.open();
+});
+test.after.always(async () => {
+  await proxy?.cut();
+  await cluster?.stop();
+});
+
+const proxied = (): RedisTarget => ({ url: `redis://127.0.0.1:${proxy.port}` });
+
+/** Each test's queue has a prefix of its own. */
+function worker(target: RedisTarget, prefix: string, processor: Processor, options = {}): QueueWorker {
+  const made = withBullConnection(
+    target,
+    'worker',
+    (connection) => new QueueWorker(QUEUE.notifications, processor, { connection, prefix, ...options }),
+  );
+  made.on('error', () => undefined);
+  return made;
+}
+
+async function statuses(w: QueueWorker): Promise<string[]> {
+  const clients = (await Promise.all([w.backend.client, w.backend.blockingClient])) as unknown as RedisClient[];
+  return clients.map((client) => client.status);
+}
+
+/** The blocking connection waits to reconnect: a plain Worker's close() would wait for its 'end' forever. */
+const stuck = ([, blocking]: string[]) => blocking === 'reconnecting';
+
+test.serial('an idle worker whose Redis is unreachable closes, and ends its connections', async (t) => {
+  t.timeout(20_000, 'close() never returned');
+  const w = worker(proxied(), `close-${randomUUID()}`, async () => 'done');
+  await w.waitUntilReady();
+  await proxy.cut();
+  await eventually(async () => stuck(await statuses(w)));
+  await w.close();
+  t.deepEqual(await statuses(w), ['end', 'end']);
+  await proxy.open();
+});
+
+test.serial(
+  'a job running when Redis goes away: close() waits for it, returns, and the job runs again as stalled',
+  async (t) => {
+    t.timeout(30_000, 'close() never returned');
+    const prefix = `close-${randomUUID()}`;
+    const runs: string[] = [];
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const lease = { lockDuration: 1_000, stalledInterval: 500 };
+    const first = worker(
+      proxied(),
+      prefix,
+      async (job) => {
+        runs.push(`first:${job.id}`);
+        started();
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        return 'first';
+      },
+      lease,
+    );
+    await first.waitUntilReady();
+    const direct = { redis: { url: process.env.REDIS_URL! }, queuePrefix: prefix };
+    const queue = openQueue(direct, QUEUE.notifications, { own: 'worker' }, () => undefined);
+    try {
+      const job = await queue.add('work', {}, { jobId: 'only' });
+      await running;
+      await proxy.cut();
+      await eventually(async () => stuck(await statuses(first)));
+      await first.close();
+      t.deepEqual(runs, ['first:only'], 'the running job finished its processor before close() returned');
+      t.is(await job.getState(), 'active', 'its completion never reached Redis');
+      await proxy.open();
+      const second = worker(
+        proxied(),
+        prefix,
+        async (again) => {
+          runs.push(`second:${again.id}`);
+          return 'second';
+        },
+        lease,
+      );
+      try {
+        await eventually(async () => (await queue.getJob('only'))?.returnvalue === 'second', 15_000);
+        t.deepEqual(runs, ['first:only', 'second:only']);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await queue.close();
+    }
+  },
+);
+
+test.serial('a worker on a Redis Cluster whose every node is down closes', async (t) => {
+  t.timeout(60_000, 'close() never returned');
+  cluster = await startRedisCluster();
+  const target = { clusterNodes: cluster.ports.map((port) => ({ host: '127.0.0.1', port })) };
+  const w = worker(target, `{close-${randomUUID()}}`, async () => 'done');
+  await w.waitUntilReady();
+  await Promise.all(cluster.ports.map((port) => cluster!.stopNode(port)));
+  await eventually(async () => stuck(await statuses(w)));
+  await w.close();
+  const [client, blocking] = await statuses(w);
+  t.is(blocking, 'end');
+  t.true(client === 'end' || client === 'disconnecting', client);
+});
