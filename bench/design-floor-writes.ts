@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { keyedStatement, positional } from './scenarios';
 import { PATCHABLE, type Patchable } from './queue-floor-contract';
+import type { DomainEvent } from '../domain/events/domain-event';
 
 /**
  * The third write floor (issue 28): what the design card cannot do without, in hand-written form.
@@ -15,11 +16,22 @@ import { PATCHABLE, type Patchable } from './queue-floor-contract';
  *
  * Left out, so this stays a floor: the framework, validation, the signature, admission, knex and
  * Objection, the events' delivery (its outbox rows are written already published, so the
- * service's relay skips them) and the view and notification work that follows.
+ * service's relay skips them) and the view and notification work that follows. The complete design
+ * floor (DESIGN_FLOOR_FULL=1, bench/queue-floor-contract.ts) puts admission and the events' delivery
+ * and handling back: given an event sink, the outbox row is written unpublished and the sink gets the
+ * event after commit.
  */
 
-const RECORD = `with outboxed as (insert into outbox (event_id, event, origin, published_at) values ($1, $2, $3, now()))
+const record_ = (
+  published: boolean,
+) => `with outboxed as (insert into outbox (event_id, event, origin, published_at) values ($1, $2, $3, ${published ? 'now()' : 'null'}))
   insert into command_log (command_id, name, entity, subject, request_hash, result) values ($4, $5, 'Scheme', 'bench-floor', null, $6)`;
+
+/**
+ * Where the events of the complete design floor go after commit (the service's OutboxPublisher, in
+ * bench/queue-floor-worker.ts); without it the outbox rows are written already published.
+ */
+export type FloorEventSink = (event: DomainEvent) => void;
 
 export type DesignFloorJob =
   { kind: 'post'; name: string } | { kind: 'patch'; id: number; field: Patchable; value: string | number };
@@ -38,11 +50,17 @@ export function designFloorPool(connectionString: string, max: number): pg.Pool 
 }
 
 /** Applies one job in one transaction; returns the command's result. */
-export async function applyDesignFloorJob(pool: pg.Pool, job: DesignFloorJob): Promise<DesignFloorResult> {
+export async function applyDesignFloorJob(
+  pool: pg.Pool,
+  job: DesignFloorJob,
+  events?: FloorEventSink,
+): Promise<DesignFloorResult> {
   const client = await pool.connect();
   try {
     const result =
-      job.kind === 'patch' ? await patch(client, job.id, job.field, job.value) : await post(client, job.name);
+      job.kind === 'patch'
+        ? await patch(client, job.id, job.field, job.value, events)
+        : await post(client, job.name, events);
     client.release();
     return result;
   } catch (err) {
@@ -56,6 +74,7 @@ async function patch(
   id: number,
   field: Patchable,
   value: string | number,
+  events: FloorEventSink | undefined,
 ): Promise<DesignFloorResult> {
   const begun = client.query('BEGIN');
   const locked = client.query<{ version: number }>({
@@ -86,11 +105,15 @@ async function patch(
     encodedId: document.Id,
     version: row.version + 1,
   };
-  await record(client, update, 'patch', result, [field]);
+  await record(client, update, 'patch', result, [field], events);
   return result;
 }
 
-async function post(client: pg.PoolClient, name: string): Promise<DesignFloorResult> {
+async function post(
+  client: pg.PoolClient,
+  name: string,
+  events: FloorEventSink | undefined,
+): Promise<DesignFloorResult> {
   const begun = client.query('BEGIN');
   const inserted = client.query<{ id: number; encoded_id: string; version: number }>({
     name: 'design_insert',
@@ -106,7 +129,7 @@ async function post(client: pg.PoolClient, name: string): Promise<DesignFloorRes
     encodedId: row.encoded_id,
     version: row.version,
   };
-  await record(client, Promise.resolve(), 'create', result, ['SchemeName']);
+  await record(client, Promise.resolve(), 'create', result, ['SchemeName'], events);
   return result;
 }
 
@@ -117,10 +140,11 @@ async function record(
   command: string,
   result: DesignFloorResult,
   changedFields: string[],
+  events: FloorEventSink | undefined,
 ): Promise<void> {
   const commandId = randomUUID();
   const eventId = randomUUID();
-  const event = {
+  const event: DomainEvent = {
     dbId: result.dbId,
     name: command === 'patch' ? 'SchemeUpdated' : 'SchemeCreated',
     eventId,
@@ -131,10 +155,11 @@ async function record(
     entityType: 'Scheme',
     occurredAt: new Date().toISOString(),
     changedFields,
+    references: {},
   };
   const recorded = client.query({
-    name: 'design_record',
-    text: RECORD,
+    name: events ? 'design_record_unpublished' : 'design_record',
+    text: record_(!events),
     values: [
       eventId,
       JSON.stringify(event),
@@ -146,4 +171,5 @@ async function record(
   });
   const committed = client.query('COMMIT');
   await Promise.all([pending, recorded, committed]);
+  events?.(event);
 }

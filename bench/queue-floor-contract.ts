@@ -17,3 +17,22 @@ export const QUEUE_FLOOR = {
 /** The fields a design-floor PATCH can change: the benchmarks' (a name, indexed; a count, not). */
 export const PATCHABLE = { SchemeName: 'scheme_name', TotalUnits: 'total_units' } as const;
 export type Patchable = keyof typeof PATCHABLE;
+
+/** The subject the design floor's commands are admitted for. */
+export const FLOOR_SUBJECT = 'bench-floor';
+
+/**
+ * DESIGN_FLOOR_FULL=1: the design floor with what the design adds to every write beyond its
+ * transaction (issue 28): the admission of MAX_PENDING_COMMANDS_PER_SUBJECT before the job is
+ * added, and the events delivered to the service's view and notification workers through its
+ * OutboxPublisher (queue prefix DESIGN_FLOOR_QUEUE_PREFIX, default `bench`; EVENT_PUBLISH_WINDOW_MS,
+ * default 100). Null otherwise.
+ */
+export function fullDesignFloor(): { queuePrefix: string; publishWindowMs: number; maxPending: number } | null {
+  if (process.env.DESIGN_FLOOR_FULL !== '1') return null;
+  return {
+    queuePrefix: process.env.DESIGN_FLOOR_QUEUE_PREFIX ?? 'bench',
+    publishWindowMs: Number(process.env.EVENT_PUBLISH_WINDOW_MS ?? 100),
+    maxPending: Number(process.env.MAX_PENDING_COMMANDS_PER_SUBJECT ?? 2000),
+  };
+}

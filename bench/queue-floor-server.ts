@@ -3,7 +3,8 @@ import express from 'express';
 import { Queue } from 'bullmq';
 import { createRedis } from '../infra/redis';
 import { commandRepliesChannel, parseReply } from '../infra/command-replies';
-import { PATCHABLE, QUEUE_FLOOR, type Patchable } from './queue-floor-contract';
+import { FLOOR_SUBJECT, PATCHABLE, QUEUE_FLOOR, fullDesignFloor, type Patchable } from './queue-floor-contract';
+import { admitCommand } from '../infra/pending-commands';
 
 /**
  * The second write floor of DESIGN §9, its HTTP side: `POST /floor/queue` adds a job and answers
@@ -20,6 +21,8 @@ const redis = createRedis({ url: redisUrl }, 'producer');
 const queue = new Queue(QUEUE_FLOOR.name, { connection: redis, prefix: QUEUE_FLOOR.prefix });
 const replies = createRedis({ url: redisUrl }, 'worker');
 
+/** The complete design floor admits each design write as the API admits a command (queue-floor-contract.ts). */
+const full = fullDesignFloor();
 const waiters = new Map<string, (result: unknown) => void>();
 replies.on('message', (_channel: string, message: string) => {
   const reply = parseReply(message);
@@ -40,6 +43,14 @@ async function roundTrip(
   answer: (result: { encodedId?: string }) => void,
 ): Promise<void> {
   const id = randomUUID();
+  if (
+    full &&
+    name === 'design' &&
+    !(await admitCommand(redis, QUEUE_FLOOR.prefix, FLOOR_SUBJECT, id, full.maxPending))
+  ) {
+    res.status(429).end();
+    return;
+  }
   const done = new Promise<unknown>((resolve) => waiters.set(id, resolve));
   try {
     await queue.add(name, data, { jobId: id, ...QUEUE_FLOOR.jobOptions });

@@ -2,7 +2,12 @@ import { Worker } from 'bullmq';
 import { publishReply } from '../infra/command-replies';
 import { createRedis } from '../infra/redis';
 import { QUEUE_FLOOR } from './queue-floor-contract';
-import { applyDesignFloorJob, designFloorPool, type DesignFloorJob } from './design-floor-writes';
+import { applyDesignFloorJob, designFloorPool, type DesignFloorJob, type FloorEventSink } from './design-floor-writes';
+import { settleCommand } from '../infra/pending-commands';
+import { createKnex } from '../db/knex';
+import { createLogger } from '../infra/logger';
+import { OutboxPublisher } from '../workers/commands/outbox-publisher';
+import { FLOOR_SUBJECT, fullDesignFloor } from './queue-floor-contract';
 
 /**
  * The worker of the queue floors, with the command worker's concurrency (WORKER_CONCURRENCY,
@@ -16,6 +21,28 @@ import { applyDesignFloorJob, designFloorPool, type DesignFloorJob } from './des
 const concurrency = Number(process.env.WORKER_CONCURRENCY ?? 16);
 const redis = createRedis({ url: process.env.REDIS_URL! }, 'worker');
 const pool = process.env.DATABASE_URL ? designFloorPool(process.env.DATABASE_URL, concurrency) : null;
+/**
+ * The complete design floor (DESIGN_FLOOR_FULL=1, `fullDesignFloor`): each design job's event is
+ * published after commit by the service's own OutboxPublisher, to the service's queues
+ * (DESIGN_FLOOR_QUEUE_PREFIX) with its publish window, where the service's view and notification
+ * workers handle it; and the job's admission is settled as the command worker settles a command's.
+ */
+const full = fullDesignFloor();
+const eventKnex =
+  full && process.env.DATABASE_URL
+    ? createKnex(process.env.DATABASE_URL, 2, createLogger('design floor', 'warn'))
+    : null;
+const publisher =
+  full && eventKnex
+    ? new OutboxPublisher({
+        knex: eventKnex,
+        redis: { url: process.env.REDIS_URL! },
+        queuePrefix: full.queuePrefix,
+        logger: createLogger('design floor', 'warn'),
+        publishWindowMs: full.publishWindowMs,
+      })
+    : null;
+const events: FloorEventSink | undefined = publisher ? (event) => publisher.publishSoon([event]) : undefined;
 let next = 0;
 const worker = new Worker(
   QUEUE_FLOOR.name,
@@ -23,7 +50,8 @@ const worker = new Worker(
     let result;
     if (job.name === 'design') {
       if (!pool) throw new Error('the design floor needs DATABASE_URL');
-      result = await applyDesignFloorJob(pool, job.data as DesignFloorJob);
+      result = await applyDesignFloorJob(pool, job.data as DesignFloorJob, events);
+      if (full) void settleCommand(redis, QUEUE_FLOOR.prefix, FLOOR_SUBJECT, job.id!).catch(() => undefined);
     } else {
       next += 1;
       result = { ok: true, entity: 'Scheme', dbId: next, encodedId: `SCH-${next}`, version: 1 };
@@ -47,5 +75,10 @@ worker.on('failed', (job, err) => {
 void worker.waitUntilReady().then(() => console.log('queue floor worker ready'));
 process.on(
   'SIGTERM',
-  () => void worker.close().then(() => Promise.allSettled([redis.quit(), pool?.end()]).finally(() => process.exit(0))),
+  () =>
+    void worker
+      .close()
+      .then(() => Promise.allSettled([publisher?.close(), redis.quit(), pool?.end()]))
+      .then(() => eventKnex?.destroy())
+      .finally(() => process.exit(0)),
 );

@@ -4,6 +4,7 @@ import { applyDesignFloorJob, designFloorPool } from '../../bench/design-floor-w
 import { generateData } from '../../db/seeds/generated-data.seed';
 import { encodeId } from '../../domain/ids/id-codec';
 import { databasePerFile } from '../support/database-per-file';
+import type { DomainEvent } from '../../domain/events/domain-event';
 
 /**
  * The benchmark's design floor (bench/design-floor-writes.ts) is only the floor of what the
@@ -97,3 +98,45 @@ test.serial('a POST inserts the scheme and records the command with its event', 
     unpublished: before.unpublished,
   });
 });
+
+test.serial(
+  'the complete floor: given an event sink, the outbox row waits unpublished and the sink gets its event after commit',
+  async (t) => {
+    const before = await counts();
+    const pool = await floorPool();
+    const { rows } = await pool.query<{ id: number; version: number }>(
+      'select id, version from schemes order by id limit 1',
+    );
+    const { id, version } = rows[0]!;
+    const events: DomainEvent[] = [];
+    let committedWhenSunk: number | undefined;
+    const result = await applyDesignFloorJob(
+      pool,
+      { kind: 'patch', id, field: 'SchemeName', value: 'Sunk' },
+      (event) => {
+        events.push(event);
+        committedWhenSunk = events.length;
+      },
+    );
+    t.is(committedWhenSunk, 1);
+    t.like(events[0], {
+      name: 'SchemeUpdated',
+      entityType: 'Scheme',
+      dbId: id,
+      entityId: result.encodedId,
+      version: version + 1,
+      changedFields: ['SchemeName'],
+      references: {},
+    });
+    t.deepEqual(await counts(), {
+      commands: before.commands + 1,
+      outbox: before.outbox + 1,
+      unpublished: before.unpublished + 1,
+    });
+    // The event the sink got is the outbox row the service's relay would publish.
+    const outbox = await pool.query<{ event: DomainEvent }>('select event from outbox where event_id = $1', [
+      events[0]!.eventId,
+    ]);
+    t.deepEqual(outbox.rows[0]?.event, events[0]);
+  },
+);
