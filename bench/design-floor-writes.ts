@@ -22,10 +22,13 @@ import type { DomainEvent } from '../domain/events/domain-event';
  * event after commit.
  */
 
-const record_ = (
-  published: boolean,
-) => `with outboxed as (insert into outbox (event_id, event, origin, published_at) values ($1, $2, $3, ${published ? 'now()' : 'null'}))
+/** The command's record: its outbox row (written published, or left for the event sink) and its command_log row. */
+const recordOf = (
+  publishedAt: 'now()' | 'null',
+) => `with outboxed as (insert into outbox (event_id, event, origin, published_at) values ($1, $2, $3, ${publishedAt}))
   insert into command_log (command_id, name, entity, subject, request_hash, result) values ($4, $5, 'Scheme', 'bench-floor', null, $6)`;
+const RECORD = recordOf('now()');
+const RECORD_UNPUBLISHED = recordOf('null');
 
 /**
  * Where the events of the complete design floor go after commit (the service's OutboxPublisher, in
@@ -159,7 +162,7 @@ async function record(
   };
   const recorded = client.query({
     name: events ? 'design_record_unpublished' : 'design_record',
-    text: record_(!events),
+    text: events ? RECORD_UNPUBLISHED : RECORD,
     values: [
       eventId,
       JSON.stringify(event),

@@ -1,4 +1,5 @@
 import { JOBS } from '../domain/queues/job-registry';
+import { readVariables } from '../infra/config/environment';
 
 /**
  * The queue of the bare round-trip floor: its own name and prefix (never the service's jobs), and
@@ -25,14 +26,15 @@ export const FLOOR_SUBJECT = 'bench-floor';
  * DESIGN_FLOOR_FULL=1: the design floor with what the design adds to every write beyond its
  * transaction (issue 28): the admission of MAX_PENDING_COMMANDS_PER_SUBJECT before the job is
  * added, and the events delivered to the service's view and notification workers through its
- * OutboxPublisher (queue prefix DESIGN_FLOOR_QUEUE_PREFIX, default `bench`; EVENT_PUBLISH_WINDOW_MS,
- * default 100). Null otherwise.
+ * OutboxPublisher (queue prefix DESIGN_FLOOR_QUEUE_PREFIX, default `bench`, and the service's
+ * EVENT_PUBLISH_WINDOW_MS). Both settings are read as the service reads them. Null otherwise.
  */
 export function fullDesignFloor(): { queuePrefix: string; publishWindowMs: number; maxPending: number } | null {
   if (process.env.DESIGN_FLOOR_FULL !== '1') return null;
+  const settings = readVariables(['EVENT_PUBLISH_WINDOW_MS', 'MAX_PENDING_COMMANDS_PER_SUBJECT']);
   return {
     queuePrefix: process.env.DESIGN_FLOOR_QUEUE_PREFIX ?? 'bench',
-    publishWindowMs: Number(process.env.EVENT_PUBLISH_WINDOW_MS ?? 100),
-    maxPending: Number(process.env.MAX_PENDING_COMMANDS_PER_SUBJECT ?? 2000),
+    publishWindowMs: settings.EVENT_PUBLISH_WINDOW_MS,
+    maxPending: settings.MAX_PENDING_COMMANDS_PER_SUBJECT,
   };
 }

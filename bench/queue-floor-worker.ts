@@ -28,17 +28,15 @@ const pool = process.env.DATABASE_URL ? designFloorPool(process.env.DATABASE_URL
  * workers handle it; and the job's admission is settled as the command worker settles a command's.
  */
 const full = fullDesignFloor();
-const eventKnex =
-  full && process.env.DATABASE_URL
-    ? createKnex(process.env.DATABASE_URL, 2, createLogger('design floor', 'warn'))
-    : null;
+const logger = createLogger('design floor', 'warn');
+const eventKnex = full && process.env.DATABASE_URL ? createKnex(process.env.DATABASE_URL, 2, logger) : null;
 const publisher =
   full && eventKnex
     ? new OutboxPublisher({
         knex: eventKnex,
         redis: { url: process.env.REDIS_URL! },
         queuePrefix: full.queuePrefix,
-        logger: createLogger('design floor', 'warn'),
+        logger,
         publishWindowMs: full.publishWindowMs,
       })
     : null;
