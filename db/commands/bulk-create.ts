@@ -4,7 +4,7 @@ import { decodeId } from '../../domain/ids/id-codec';
 import type { WriteBody, WriteItem } from '../../domain/validation/write-body';
 import { changedFields } from '../../domain/writes/changed-fields';
 import { ownedCollectionsOf, owningParentsOf } from '../../domain/writes/ownership';
-import { columnsOf, referencesOf, relationRefsOf, type WrittenEntity } from './entity-writer';
+import { columnsOf, hasUniqueFields, referencesOf, relationRefsOf, type WrittenEntity } from './entity-writer';
 import { resolveRelations, type RelationRef } from './integrity-checks';
 
 /**
@@ -33,11 +33,10 @@ const MAX_PARAMETERS = 30_000;
  * unique value to check against the others (owned items included).
  */
 export function bulkCreatable(entity: EntityDefinition): boolean {
-  const unique = (fields: Record<string, { unique?: boolean }>) => Object.values(fields).some((f) => f.unique);
   return (
     owningParentsOf(entity).length === 0 &&
-    !unique(entity.fields) &&
-    ownedCollectionsOf(entity).every((owned) => !unique(owned.item.fields))
+    !hasUniqueFields(entity.fields) &&
+    ownedCollectionsOf(entity).every((owned) => !hasUniqueFields(owned.item.fields))
   );
 }
 

@@ -86,13 +86,31 @@ export async function peekColumn(
   return row ? ((row as Record<string, number | null>)[column] ?? null) : undefined;
 }
 
+/**
+ * An insert's table, columns and values as statement text (knex `?` placeholders), or null when a
+ * value is built into the statement (`trx.fn.now()`), which only the model's insert takes.
+ */
+export function insertStatementOf(
+  entity: EntityDefinition,
+  values: Record<string, unknown>,
+): { table: string; columns: string; values: string; bindings: Knex.RawBinding[] } | null {
+  const columns = Object.keys(values);
+  if (columns.some((column) => isBuiltIn(values[column]))) return null;
+  return {
+    table: quoted(entity.table),
+    columns: columns.map(quoted).join(', '),
+    values: columns.map(() => '?').join(', '),
+    bindings: columns.map((column) => values[column] as Knex.RawBinding),
+  };
+}
+
 export async function insertRow(
   trx: Knex.Transaction,
   entity: EntityDefinition,
   values: Record<string, unknown>,
 ): Promise<{ id: number; version: number }> {
-  const columns = Object.keys(values);
-  if (columns.some((column) => isBuiltIn(values[column]))) {
+  const insert = insertStatementOf(entity, values);
+  if (!insert) {
     const inserted = plain<Row>(await modelFor(entity.name).query(trx).insert(values).returning(['id', 'version']));
     return { id: inserted.id, version: inserted.version };
   }
@@ -100,8 +118,8 @@ export async function insertRow(
   const { rows } = await (
     await statementsIn(trx)
   ).raw<{ rows: { id: number; version: number }[] }>(
-    `insert into ${quoted(entity.table)} (${columns.map(quoted).join(', ')}) values (${columns.map(() => '?').join(', ')}) returning id, version`,
-    columns.map((column) => values[column] as Knex.RawBinding),
+    `insert into ${insert.table} (${insert.columns}) values (${insert.values}) returning id, version`,
+    insert.bindings,
   );
   return { id: rows[0]!.id, version: rows[0]!.version };
 }

@@ -5,8 +5,14 @@ import type { WriteBody, WriteItem } from '../../domain/validation/write-body';
 import { changedFields } from '../../domain/writes/changed-fields';
 import { sameValues, type ColumnValues } from '../../domain/writes/owned-collection-plan';
 import { ownedCollectionsOf } from '../../domain/writes/ownership';
-import { insertRow, touchRow, updateRow, type Row } from './entity-rows';
-import { assertUniqueValues, resolveRelations, type RelationRef } from './integrity-checks';
+import { insertRow, insertStatementOf, touchRow, updateRow, type Row } from './entity-rows';
+import {
+  assertUniqueValues,
+  decodeRelations,
+  insertWithRelations,
+  resolveRelations,
+  type RelationRef,
+} from './integrity-checks';
 import { writeOwnedCollection } from './owned-collections';
 
 /**
@@ -82,6 +88,11 @@ export function columnsOf(
   return out;
 }
 
+/** Whether any of these fields holds values unique across its table (checked before a write). */
+export function hasUniqueFields(fields: Record<string, ScalarField>): boolean {
+  return Object.values(fields).some((field) => field.unique);
+}
+
 function pick(row: Row, columns: string[]): ColumnValues {
   return Object.fromEntries(columns.map((c) => [c, row[c] ?? null]));
 }
@@ -100,12 +111,23 @@ export async function writeEntity(
   extra: ColumnValues = {},
   collections?: ReadonlySet<string>,
 ): Promise<WrittenEntity> {
-  const keys = await resolveRelations(trx, entity.name, relationRefsOf(entity, body, existing, collections));
-  const values = { ...columnsOf(entity.fields, entity.relations, body, keys, ''), ...extra };
-  await assertUniqueValues(trx, entity, values, existing?.id ?? null);
+  const refs = relationRefsOf(entity, body, existing, collections);
+  const decoded = decodeRelations(refs);
+  const values = { ...columnsOf(entity.fields, entity.relations, body, decoded.keys, ''), ...extra };
+  // A new row naming existing ones, with no unique value to check first: check and insert at once.
+  const insert =
+    !existing && decoded.complete && decoded.wanted.size > 0 && !hasUniqueFields(entity.fields)
+      ? insertStatementOf(entity, values)
+      : null;
+  let created: { id: number; version: number } | null = null;
+  if (insert) created = await insertWithRelations(trx, entity.name, refs, decoded, insert);
+  else {
+    await resolveRelations(trx, entity.name, refs, decoded);
+    await assertUniqueValues(trx, entity, values, existing?.id ?? null);
+    if (!existing) created = await insertRow(trx, entity, values);
+  }
 
   const before = existing ? pick(existing, Object.keys(values)) : null;
-  const created = existing ? null : await insertRow(trx, entity, values);
   const id = existing?.id ?? created!.id;
 
   const changedCollections: string[] = [];
@@ -113,7 +135,7 @@ export async function writeEntity(
     if (collections && !collections.has(owned.name)) continue;
     const desired = (body[owned.name] as WriteItem[]).map((item, i) => ({
       id: typeof item.Id === 'string' ? decodeId(owned.item.name, item.Id) : null,
-      values: columnsOf(owned.item.fields, owned.item.relations, item, keys, `.${owned.name}[${i}]`),
+      values: columnsOf(owned.item.fields, owned.item.relations, item, decoded.keys, `.${owned.name}[${i}]`),
     }));
     if (await writeOwnedCollection(trx, owned.item, id, desired, !existing)) changedCollections.push(owned.name);
   }

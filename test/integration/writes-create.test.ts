@@ -300,6 +300,43 @@ test('a related entity that does not exist (or cannot be decoded) is a 400 namin
   t.is(res.status, 400);
 });
 
+test('a POST whose related rows are checked with its insert inserts nothing when one is missing', async (t) => {
+  // Every Id decodes and the Scheme has no unique value: the check and the insert are one statement.
+  const address = await create(stack, 'Addresses', { AddressLine: '1 Checked Street', Country: { Id: gb } });
+  const company = await create(stack, 'Companies', { Name: 'Checked Co' });
+  const missingAddress = encodeId('Address', 999_998);
+  const missingCompany = encodeId('Company', 888_887);
+  const cases: [Doc, string[]][] = [
+    [
+      { Address: { Id: missingAddress }, BuildingType: { Id: office } },
+      [`Scheme.Address.Id: Address '${missingAddress}' does not exist`],
+    ],
+    [
+      { Address: { Id: address }, Companies: [{ Company: { Id: company } }, { Company: { Id: missingCompany } }] },
+      [`Scheme.Companies[1].Company.Id: Company '${missingCompany}' does not exist`],
+    ],
+  ];
+  for (const [i, [relations, errors]] of cases.entries()) {
+    const name = `Checked with its insert ${i}`;
+    const res = await stack.request('POST', '/Schemes', { body: { SchemeName: name, ...relations } });
+    assertProblem(t, res, 400, 'Validation Failed', { errors });
+    t.is(await count('schemes', { scheme_name: name }), 0);
+  }
+  const res = await stack.request('POST', '/Schemes', {
+    body: {
+      SchemeName: 'Checked with its insert',
+      Address: { Id: address },
+      BuildingType: { Id: office },
+      Companies: [{ Company: { Id: company }, Role: 'Developer' }],
+    },
+    headers: { prefer: 'return=representation' },
+  });
+  t.is(res.status, 201, res.text);
+  t.like(res.body as Doc, { Address: { Id: address }, BuildingType: { Id: office } });
+  const expanded = await read(stack, `/Schemes/${(res.body as Doc).Id as string}?$expand=Companies`);
+  t.like((expanded.Companies as Doc[])[0], { Company: { Id: company }, Role: 'Developer' });
+});
+
 test('duplicate unique values are 409 conflicts', async (t) => {
   assertProblem(
     t,
