@@ -1,4 +1,5 @@
 import test from 'ava';
+import fc from 'fast-check';
 import { encodeId } from '../../domain/ids/id-codec';
 import { startCommandWorker } from '../../workers/commands/command-worker';
 import { startStack, type Stack } from '../support/stack';
@@ -335,6 +336,55 @@ test('a POST whose related rows are checked with its insert inserts nothing when
   t.like(res.body as Doc, { Address: { Id: address }, BuildingType: { Id: office } });
   const expanded = await read(stack, `/Schemes/${(res.body as Doc).Id as string}?$expand=Companies`);
   t.like((expanded.Companies as Doc[])[0], { Company: { Id: company }, Role: 'Developer' });
+});
+
+test('property: a POST naming any mix of existing and missing rows is created exactly when all exist, else a 400 naming each missing one', async (t) => {
+  const address = await create(stack, 'Addresses', { AddressLine: '2 Checked Street', Country: { Id: gb } });
+  const company = await create(stack, 'Companies', { Name: 'Property Co' });
+  const existing: Record<string, string> = { Address: address, BuildingType: office, Market: london, Country: gb };
+  const types = Object.keys(existing);
+  // Per relation: left out, the existing row, or a key no row of that type has (decodable, so the
+  // check and the insert go as one statement, db/commands/integrity-checks.ts).
+  const choice = fc.oneof(
+    fc.constant('none' as const),
+    fc.constant('existing' as const),
+    fc.integer({ min: 900_000, max: 2_147_483_647 }),
+  );
+  let n = 0;
+  await fc.assert(
+    fc.asyncProperty(
+      fc.record(Object.fromEntries(types.map((type) => [type, choice]))),
+      fc.array(choice, { maxLength: 3 }),
+      async (relations, companies) => {
+        const name = `Property ${n++}`;
+        const body: Doc = { SchemeName: name };
+        const missing: string[] = [];
+        for (const type of types) {
+          const pick = relations[type]!;
+          if (pick === 'none') continue;
+          const id = pick === 'existing' ? existing[type]! : encodeId(type, pick);
+          body[type] = { Id: id };
+          if (pick !== 'existing') missing.push(`Scheme.${type}.Id: ${type} '${id}' does not exist`);
+        }
+        body.Companies = companies
+          .filter((pick) => pick !== 'none')
+          .map((pick, i) => {
+            const id = pick === 'existing' ? company : encodeId('Company', pick);
+            if (pick !== 'existing') missing.push(`Scheme.Companies[${i}].Company.Id: Company '${id}' does not exist`);
+            return { Company: { Id: id } };
+          });
+        const res = await stack.request('POST', '/Schemes', { body });
+        if (missing.length === 0) {
+          if (res.status !== 201) return false;
+        } else {
+          assertProblem(t, res, 400, 'Validation Failed', { errors: missing });
+        }
+        return (await count('schemes', { scheme_name: name })) === (missing.length === 0 ? 1 : 0);
+      },
+    ),
+    { numRuns: Number(process.env.FUZZ_RUNS ?? 60), seed: 20261127 },
+  );
+  t.pass();
 });
 
 test('duplicate unique values are 409 conflicts', async (t) => {
