@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { createKnex } from '../db/knex';
 import { ReplicaSet } from '../db/replicas/replica-set';
 import type { Logger } from '../infra/logger';
-import { createRedis, type RedisClient } from '../infra/redis';
+import { createRedis, quitRedis, type RedisClient } from '../infra/redis';
 import type { AppConfig, MetricsPeer } from '../infra/config/load-config';
 import { createApp } from './app';
 import { commandBusOptionsOf, createCommandBus, type CommandBus } from './commands/command-bus';
@@ -82,7 +82,7 @@ export async function createApiRuntime(config: AppConfig, logger: Logger): Promi
       await changes.close();
       await queues.close();
       await commandBus.close();
-      await Promise.allSettled([knex.destroy(), redis.quit(), replicas?.close()]);
+      await Promise.allSettled([knex.destroy(), quitRedis(redis), replicas?.close()]);
     },
   };
 }

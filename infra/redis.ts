@@ -134,3 +134,25 @@ export async function replicasHolding(client: RedisClient, durability: RedisDura
   if (durability.replicas === 0) return null;
   return Number(await client.call('WAIT', durability.replicas, durability.timeoutMs));
 }
+
+/** How long a closing process waits for Redis to answer its QUIT before dropping the connection. */
+const QUIT_WAIT_MS = 2_000;
+
+/**
+ * Closes a client at shutdown: QUIT, so commands already sent are answered first, then the
+ * connection is dropped if Redis has not answered within QUIT_WAIT_MS. A QUIT waits for Redis
+ * without bound: a Cluster node that is down or being reconnected may never answer it, and the
+ * process or test stack closing would wait with it.
+ */
+export async function quitRedis(client: RedisClient): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  // A QUIT that fails, or answers after the wait, is settled here, never left unhandled.
+  const quit = client.quit().then(
+    () => true,
+    () => false,
+  );
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), QUIT_WAIT_MS)));
+  const answered = await Promise.race([quit, late]);
+  clearTimeout(timer);
+  if (!answered) client.disconnect();
+}

@@ -1,8 +1,9 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
+import net, { type AddressInfo } from 'node:net';
 import type { Processor } from 'bullmq';
 import { QueueWorker } from '../../workers/shared/queue-worker';
-import { withBullConnection, type RedisClient } from '../../infra/redis';
+import { createRedis, quitRedis, withBullConnection, type RedisClient } from '../../infra/redis';
 import type { RedisTarget } from '../../infra/config/load-config';
 import { openQueue } from '../../infra/queues';
 import { QUEUE } from '../../domain/queues/queue-contracts';
@@ -23,7 +24,10 @@ test.before(async () => {
   proxy = new CuttableProxy(new URL(process.env.REDIS_URL!));
   await proxy.open();
 });
+/** Every worker a test made, closed again after all (a test that failed before its own close would leave it retrying). */
+const made: QueueWorker[] = [];
 test.after.always(async () => {
+  await Promise.allSettled(made.map((w) => w.close(true)));
   await proxy?.cut();
   await cluster?.stop();
 });
@@ -32,13 +36,14 @@ const proxied = (): RedisTarget => ({ url: `redis://127.0.0.1:${proxy.port}` });
 
 /** Each test's queue has a prefix of its own. */
 function worker(target: RedisTarget, prefix: string, processor: Processor, options = {}): QueueWorker {
-  const made = withBullConnection(
+  const created = withBullConnection(
     target,
     'worker',
     (connection) => new QueueWorker(QUEUE.notifications, processor, { connection, prefix, ...options }),
   );
-  made.on('error', () => undefined);
-  return made;
+  created.on('error', () => undefined);
+  made.push(created);
+  return created;
 }
 
 async function statuses(w: QueueWorker): Promise<string[]> {
@@ -120,9 +125,39 @@ test.serial('a worker on a Redis Cluster whose every node is down closes', async
   const w = worker(target, `{close-${randomUUID()}}`, async () => 'done');
   await w.waitUntilReady();
   await Promise.all(cluster.ports.map((port) => cluster!.stopNode(port)));
-  await eventually(async () => stuck(await statuses(w)));
+  await eventually(async () => stuck(await statuses(w)), 30_000);
   await w.close();
   const [client, blocking] = await statuses(w);
   t.is(blocking, 'end');
   t.true(client === 'end' || client === 'disconnecting', client);
+});
+
+test.serial('a Redis that stops answering: quitRedis returns after its wait and ends the client', async (t) => {
+  t.timeout(20_000, 'quitRedis never returned');
+  // A proxy that, once silent, passes nothing either way and keeps both connections open: a Redis
+  // (or a network) that no longer answers, QUIT included.
+  const redis = new URL(process.env.REDIS_URL!);
+  let silent = false;
+  const sockets: net.Socket[] = [];
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(redis.port), redis.hostname);
+    sockets.push(client, upstream);
+    client.on('data', (chunk: Buffer) => void (silent || upstream.write(chunk)));
+    upstream.on('data', (chunk: Buffer) => void (silent || client.write(chunk)));
+    for (const socket of [client, upstream]) socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    for (const socket of sockets) socket.destroy();
+    server.close();
+  });
+  const client = createRedis({ url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}` }, 'producer');
+  client.on('error', () => undefined);
+  await new Promise((resolve) => client.once('ready', resolve));
+  t.is(await client.ping(), 'PONG');
+  silent = true;
+  const started = Date.now();
+  await quitRedis(client);
+  t.true(Date.now() - started >= 1_500, 'it waited for the answer first');
+  await eventually(async () => client.status === 'end', 5_000);
 });

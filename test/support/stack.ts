@@ -199,14 +199,36 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     request,
     get: (path, headers) => request('GET', path, { headers }),
     async close() {
-      await Promise.allSettled(workers.map((w) => w.close()));
+      await namedIfSlow('the workers', Promise.allSettled(workers.map((w) => w.close())));
       // Open GET /Changes streams would hold the server open: ended first, as api-process.ts does.
-      await runtime.endStreams();
-      await new Promise((resolve) => server.close(resolve));
+      await namedIfSlow('the /Changes streams', runtime.endStreams());
+      const closed = new Promise((resolve) => server.close(resolve));
       server.closeAllConnections();
-      await runtime.close();
+      await namedIfSlow('the HTTP server', closed);
+      await namedIfSlow('the API runtime', runtime.close());
       await db.drop();
       if (onCluster) await fileCluster.release();
     },
   };
+}
+
+/**
+ * A step of a stack's close, named on stderr every 20 s it runs on: a close that hangs shows up in
+ * ava only as "Failed to exit" for the whole file, without saying what it waits on.
+ */
+async function namedIfSlow<T>(what: string, step: Promise<T>): Promise<T> {
+  const started = Date.now();
+  const timer = setInterval(
+    () =>
+      process.stderr.write(
+        `[stack.close] ${what}: still closing after ${Math.round((Date.now() - started) / 1000)} s\n`,
+      ),
+    20_000,
+  );
+  timer.unref();
+  try {
+    return await step;
+  } finally {
+    clearInterval(timer);
+  }
 }

@@ -3,7 +3,7 @@ import { signCommand, verifyCommand } from '../../domain/commands/command-signat
 import { publicReasonOf } from '../../db/commands/db-errors';
 import { settleCommand } from '../../infra/pending-commands';
 import { publishReply } from '../../infra/command-replies';
-import { createRedis } from '../../infra/redis';
+import { createRedis, quitRedis } from '../../infra/redis';
 import type { Command, CommandResult } from '../../domain/commands/command';
 import type { BatchCommand, BatchResult } from '../../domain/batch/batch-command';
 import { readSettingsOf } from '../../db/query/read-operation';
@@ -291,7 +291,7 @@ export async function startCommandWorker(
       await sweeper.close();
       await publisher.close();
       replies.disconnect();
-      await Promise.allSettled([knex.destroy(), readKnex.destroy(), redis.quit()]);
+      await Promise.allSettled([knex.destroy(), readKnex.destroy(), quitRedis(redis)]);
     },
   };
 }
