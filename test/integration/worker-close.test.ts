@@ -1,6 +1,5 @@
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
-import net, { type AddressInfo } from 'node:net';
 import type { Processor } from 'bullmq';
 import { QueueWorker } from '../../workers/shared/queue-worker';
 import { createRedis, quitRedis, withBullConnection, type RedisClient } from '../../infra/redis';
@@ -134,28 +133,15 @@ test.serial('a worker on a Redis Cluster whose every node is down closes', async
 
 test.serial('a Redis that stops answering: quitRedis returns after its wait and ends the client', async (t) => {
   t.timeout(20_000, 'quitRedis never returned');
-  // A proxy that, once silent, passes nothing either way and keeps both connections open: a Redis
-  // (or a network) that no longer answers, QUIT included.
-  const redis = new URL(process.env.REDIS_URL!);
-  let silent = false;
-  const sockets: net.Socket[] = [];
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(redis.port), redis.hostname);
-    sockets.push(client, upstream);
-    client.on('data', (chunk: Buffer) => void (silent || upstream.write(chunk)));
-    upstream.on('data', (chunk: Buffer) => void (silent || client.write(chunk)));
-    for (const socket of [client, upstream]) socket.on('error', () => undefined);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => {
-    for (const socket of sockets) socket.destroy();
-    server.close();
-  });
-  const client = createRedis({ url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}` }, 'producer');
+  const stalled = new CuttableProxy(new URL(process.env.REDIS_URL!));
+  await stalled.open();
+  t.teardown(() => stalled.cut());
+  const client = createRedis({ url: `redis://127.0.0.1:${stalled.port}` }, 'producer');
   client.on('error', () => undefined);
   await new Promise((resolve) => client.once('ready', resolve));
   t.is(await client.ping(), 'PONG');
-  silent = true;
+  // Redis's answers, QUIT's among them, no longer arrive; the connection stays open.
+  stalled.silent = true;
   const started = Date.now();
   await quitRedis(client);
   t.true(Date.now() - started >= 1_500, 'it waited for the answer first');

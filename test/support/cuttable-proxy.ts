@@ -2,8 +2,9 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 
 /**
- * A TCP proxy to a store (Redis, Postgres) that can drop every connection and refuse new ones, then come back; and
- * can pass requests on while dropping Redis's answers (a connection dying mid-command).
+ * A TCP proxy to a store (Redis, Postgres) that can drop every connection and refuse new ones, then come back;
+ * can pass requests on while dropping Redis's answers (a connection dying mid-command); and can go silent,
+ * passing nothing either way while every connection stays open (a store or network that no longer answers).
  */
 export class CuttableProxy {
   private server = net.createServer((client) => this.pipe(client));
@@ -12,6 +13,8 @@ export class CuttableProxy {
   swallowReplies = false;
   /** Once a request containing this text passes, every reply is swallowed (swallowReplies turns on). */
   swallowRepliesAfter: string | undefined;
+  /** Nothing passes either way; connections stay open. */
+  silent = false;
 
   constructor(private readonly upstream: URL) {}
 
@@ -23,12 +26,13 @@ export class CuttableProxy {
       socket.on('error', () => undefined);
     }
     client.on('data', (chunk: Buffer) => {
+      if (this.silent) return;
       if (this.swallowRepliesAfter !== undefined && chunk.includes(this.swallowRepliesAfter))
         this.swallowReplies = true;
+      upstream.write(chunk);
     });
-    client.pipe(upstream);
     upstream.on('data', (chunk: Buffer) => {
-      if (!this.swallowReplies) client.write(chunk);
+      if (!this.swallowReplies && !this.silent) client.write(chunk);
     });
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
