@@ -1,6 +1,7 @@
 import type { ConnectionOptions } from 'bullmq';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { RedisDurability, RedisTarget } from './config/load-config';
+import { closeBounded, endNow, type BullConnections } from './stuck-connection';
 
 /**
  * Redis connections for BullMQ (DESIGN §11, §14), the one place that makes them: one server
@@ -90,38 +91,49 @@ export function queuePrefix(config: { redis: RedisTarget; queuePrefix: string },
   return 'clusterNodes' in config.redis ? `{${config.queuePrefix}:${queue}}` : config.queuePrefix;
 }
 
-/** What a BullMQ object built by `withBullConnection` has: a close that we extend. */
-interface Closable {
+/** What a BullMQ object built by `withBullConnection` has: its connections and a close that we extend. */
+interface BullObject extends BullConnections {
   close(...args: never[]): Promise<void>;
+  /** A worker's: whether a job of its own is running (workers/shared/queue-worker.ts). */
+  readonly busy?: boolean;
 }
 
 /**
- * Builds a BullMQ object (Queue, Worker, QueueEvents, FlowProducer) on its own connection. On one
- * server or behind Sentinel BullMQ gets connection settings and creates (and closes) its connections itself. BullMQ
- * cannot create a Cluster from settings, so on a cluster it gets a client made here (which it
- * duplicates for its blocking reads) and the object's close quits that client afterwards.
+ * Builds a BullMQ object (Queue, Worker) on its own connection. On one server or behind Sentinel
+ * BullMQ gets connection settings and creates (and closes) its connections itself. BullMQ cannot
+ * create a Cluster from settings, so on a cluster it gets a client made here (which it duplicates
+ * for its blocking reads) and the object's close quits that client afterwards. Either way its
+ * close returns whatever Redis does (infra/stuck-connection.ts: closeBounded).
  */
-export function withBullConnection<T extends Closable>(
+export function withBullConnection<T extends BullObject>(
   target: RedisTarget,
   role: RedisRole,
   make: (connection: ConnectionOptions) => T,
 ): T {
-  if ('sentinels' in target) return make(sentinelOptions(target, role));
-  if (!('clusterNodes' in target)) return make({ url: target.url, ...roleOptions(role) });
-  const cluster = createCluster(target.clusterNodes, role);
+  const cluster = 'clusterNodes' in target ? createCluster(target.clusterNodes, role) : undefined;
   // BullMQ reports the connection's errors as the object's own 'error' events; none may go unheard
   // between its close and ours.
-  cluster.on('error', () => undefined);
-  const made = make(cluster);
+  cluster?.on('error', () => undefined);
+  const made = make(
+    cluster ??
+      ('sentinels' in target
+        ? sentinelOptions(target, role)
+        : { url: (target as { url: string }).url, ...roleOptions(role) }),
+  );
   const closable = made as unknown as { close: (...args: unknown[]) => Promise<void> };
   const close = closable.close.bind(made);
-  closable.close = async (...args: unknown[]) => {
-    try {
-      await close(...args);
-    } finally {
-      cluster.disconnect();
-    }
-  };
+  closable.close = (...args: unknown[]) =>
+    closeBounded(
+      made,
+      async () => {
+        try {
+          await close(...args);
+        } finally {
+          cluster?.disconnect();
+        }
+      },
+      () => made.busy ?? false,
+    );
   return made;
 }
 
@@ -154,5 +166,5 @@ export async function quitRedis(client: RedisClient): Promise<void> {
   const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), QUIT_WAIT_MS)));
   const answered = await Promise.race([quit, late]);
   clearTimeout(timer);
-  if (!answered) client.disconnect();
+  if (!answered) endNow(client);
 }

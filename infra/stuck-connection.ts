@@ -1,4 +1,7 @@
-import type { RedisClient } from './redis';
+import type { Cluster, Redis } from 'ioredis';
+
+/** Either kind of ioredis client (infra/redis.ts). */
+type RedisClient = Redis | Cluster;
 
 /**
  * The parts of an ioredis client (a `Redis` or a `Cluster`) that its own close handler uses. Both
@@ -19,17 +22,88 @@ function betweenRetries(client: RedisClient): boolean {
 }
 
 /**
- * Ends a client that is waiting to reconnect, as ioredis ends one that is closed while connected:
- * its status becomes `end` (emitting 'end') and the commands queued for the reconnection are
- * rejected. ioredis' `disconnect()` alone, in that state, only cancels the retry timer and never
- * emits 'end' (ioredis #1247, #2169), so a BullMQ `Worker.close()`, which awaits 'end' on its
- * blocking connection, never returns (BullMQ #4656). Returns whether it ended the client.
+ * Ends `client` at once, whatever it waits for: its sockets (a Cluster's, each node's) are
+ * destroyed, its status becomes `end` (emitting 'end') and every command still waiting for an
+ * answer or a connection is rejected, as ioredis does for a client closed while connected. What
+ * `disconnect()` alone leaves waiting: a client between reconnection attempts only loses its retry
+ * timer and never emits 'end' (ioredis #1247, #2169); a connected one sends FIN and waits for a
+ * peer that may never answer it.
  */
-export function endIfBetweenRetries(client: RedisClient | undefined): boolean {
-  if (!client || !betweenRetries(client)) return false;
+export function endNow(client: RedisClient): void {
+  if (client.status === 'end') return;
+  const sockets: Redis[] = 'nodes' in client ? client.nodes('all') : [client];
   client.disconnect();
+  for (const node of sockets) node.stream?.destroy();
   const internals = client as unknown as ClosableInternals;
   internals.setStatus('end');
   internals.flushQueue(new Error('Connection is closed.'));
+}
+
+/**
+ * Ends a client that is waiting to reconnect (see endNow): a BullMQ `Worker.close()`, which awaits
+ * 'end' on its blocking connection, would otherwise never return (BullMQ #4656). Returns whether
+ * it ended the client.
+ */
+export function endIfBetweenRetries(client: RedisClient | undefined): boolean {
+  if (!client || !betweenRetries(client)) return false;
+  endNow(client);
   return true;
+}
+
+/**
+ * How long a closing BullMQ object with no job running waits for Redis to say goodbye (answer its
+ * QUIT, end its blocking read) before its connections are ended (endNow).
+ */
+const GOODBYE_MS = 2_000;
+/** How often a closing object's connections are looked at. */
+const CHECK_MS = 100;
+
+/** A BullMQ object (Queue, Worker, QueueEvents), whose backend holds its connections. */
+export interface BullConnections {
+  backend: object;
+}
+
+/** What BullMQ 6's Redis backend, the one the service uses, has: its ioredis clients. */
+interface RedisBackend {
+  client?: Promise<unknown>;
+  blockingClient?: Promise<unknown>;
+}
+
+/**
+ * Runs a BullMQ object's `close`, which otherwise can wait for Redis forever: it awaits a QUIT's
+ * answer, and its blocking connection's 'end', without bound. While it runs, a connection waiting
+ * between reconnection attempts is ended at once; once no job of the object's own has run
+ * (`busy`) for GOODBYE_MS, every connection still open is ended too: all the close can wait for
+ * then is Redis, and a Redis that stopped answering never will. A job still running is waited
+ * for, without bound, as BullMQ does (a worker process exits after its grace anyway: workers/shared/worker-process.ts).
+ */
+export async function closeBounded(
+  object: BullConnections,
+  close: () => Promise<void>,
+  busy: () => boolean,
+): Promise<void> {
+  let idleSince: number | undefined;
+  const check = async () => {
+    const now = Date.now();
+    if (busy()) idleSince = undefined;
+    else idleSince ??= now;
+    const overdue = idleSince !== undefined && now - idleSince >= GOODBYE_MS;
+    const { client, blockingClient } = object.backend as RedisBackend;
+    // BullMQ types them as its own client interface; they are the ioredis clients it made or got.
+    const clients = (await Promise.all([client, blockingClient].map((c) => c?.catch(() => undefined)))) as (
+      RedisClient | undefined
+    )[];
+    for (const each of clients) {
+      if (each && overdue) endNow(each);
+      else endIfBetweenRetries(each);
+    }
+  };
+  const look = () => void check();
+  look();
+  const watch = setInterval(look, CHECK_MS);
+  try {
+    await close();
+  } finally {
+    clearInterval(watch);
+  }
 }

@@ -131,6 +131,56 @@ test.serial('a worker on a Redis Cluster whose every node is down closes', async
   t.true(client === 'end' || client === 'disconnecting', client);
 });
 
+test.serial('a Redis that stops answering: an idle worker and a queue close after their goodbye wait', async (t) => {
+  t.timeout(20_000, 'close() never returned');
+  const stalled = new CuttableProxy(new URL(process.env.REDIS_URL!));
+  await stalled.open();
+  t.teardown(() => stalled.cut());
+  const target = { url: `redis://127.0.0.1:${stalled.port}` };
+  const w = worker(target, `close-${randomUUID()}`, async () => 'done');
+  const queue = openQueue(
+    { redis: target, queuePrefix: `close-${randomUUID()}` },
+    QUEUE.views,
+    { own: 'worker' },
+    () => undefined,
+  );
+  await Promise.all([w.waitUntilReady(), queue.waitUntilReady()]);
+  // Redis's answers, QUIT's among them, no longer arrive; the connections stay open. A plain
+  // BullMQ close waits for QUIT's answer forever.
+  stalled.silent = true;
+  const started = Date.now();
+  await Promise.all([w.close(), queue.close()]);
+  t.true(Date.now() - started >= 1_500, 'each waited for its goodbye first');
+  t.deepEqual(await statuses(w), ['end', 'end']);
+  t.is(((await queue.backend.client) as unknown as RedisClient).status, 'end');
+});
+
+test.serial('a job running at close on a healthy Redis: its completion is recorded, however long it ran', async (t) => {
+  t.timeout(30_000, 'close() never returned');
+  const prefix = `close-${randomUUID()}`;
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => (started = resolve));
+  // Longer than a closing worker's goodbye wait, which must not start while a job runs.
+  const w = worker({ url: process.env.REDIS_URL! }, prefix, async () => {
+    started();
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    return 'finished';
+  });
+  await w.waitUntilReady();
+  const direct = { redis: { url: process.env.REDIS_URL! }, queuePrefix: prefix };
+  const queue = openQueue(direct, QUEUE.notifications, { own: 'worker' }, () => undefined);
+  try {
+    const job = await queue.add('work', {}, { jobId: 'long' });
+    await running;
+    await w.close();
+    t.is(await job.getState(), 'completed');
+    t.is((await queue.getJob('long'))?.returnvalue, 'finished');
+    t.deepEqual(await statuses(w), ['end', 'end']);
+  } finally {
+    await queue.close();
+  }
+});
+
 test.serial('a Redis that stops answering: quitRedis returns after its wait and ends the client', async (t) => {
   t.timeout(20_000, 'quitRedis never returned');
   const stalled = new CuttableProxy(new URL(process.env.REDIS_URL!));

@@ -58,7 +58,7 @@ export class TestQueues {
       e = withBullConnection(
         config.redis,
         'worker',
-        (connection) => new QueueEvents(name, { connection, prefix, lastEventId }),
+        (connection): QueueEvents => new QueueEvents(name, { connection, prefix, lastEventId }),
       );
       await e.waitUntilReady();
       this.events.set(name, e);

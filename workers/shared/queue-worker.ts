@@ -1,33 +1,37 @@
-import { Worker } from 'bullmq';
-import { endIfBetweenRetries } from '../../infra/stuck-connection';
-import type { RedisClient } from '../../infra/redis';
-
-/** How often a closing worker looks for a connection stuck between reconnection attempts. */
-const STUCK_CHECK_MS = 100;
+import { Worker, type Processor, type WorkerOptions } from 'bullmq';
 
 /**
- * A BullMQ Worker whose close() returns while Redis is unreachable. A graceful close waits for the
- * active jobs and then for its blocking connection's 'end', which a connection waiting to
- * reconnect never emits (infra/stuck-connection.ts): the close, and the process or test stack
- * waiting on it, would hang. While it closes, such a connection is ended instead. Jobs still
- * running then cannot record their completion; their locks lapse and they run again as stalled,
- * as after a crash (the command log keeps a command exactly-once, DESIGN §6).
+ * A BullMQ Worker that knows whether a job of its own is running (`busy`), which is what its close
+ * must wait for. Made by withBullConnection (infra/redis.ts), whose close ends the worker's Redis
+ * connections once none is (infra/stuck-connection.ts: closeBounded): a plain Worker's close waits
+ * without bound for a QUIT's answer and for its blocking connection's 'end', which a Redis that
+ * stopped answering, or a connection waiting to reconnect, never gives. The process, or a test
+ * stack, waiting on it would hang. Jobs whose completion could not be recorded then have their
+ * locks lapse and run again as stalled, as after a crash (the command log keeps a command
+ * exactly-once, DESIGN §6).
  */
 export class QueueWorker extends Worker {
-  override async close(force = false): Promise<void> {
-    const check = () => void this.endStuckConnections();
-    check();
-    const watch = setInterval(check, STUCK_CHECK_MS);
-    try {
-      await super.close(force);
-    } finally {
-      clearInterval(watch);
-    }
+  private readonly processing: { count: number };
+
+  constructor(name: string, processor: Processor, opts: WorkerOptions) {
+    const processing = { count: 0 };
+    super(
+      name,
+      async (job, token, signal) => {
+        processing.count += 1;
+        try {
+          return await processor(job, token, signal);
+        } finally {
+          processing.count -= 1;
+        }
+      },
+      opts,
+    );
+    this.processing = processing;
   }
 
-  private async endStuckConnections(): Promise<void> {
-    const clients = await Promise.all([this.backend.client, this.backend.blockingClient]);
-    // BullMQ types them as its own client interface; they are the ioredis instances it made.
-    for (const client of clients) endIfBetweenRetries(client as unknown as RedisClient | undefined);
+  /** Whether a job's processor is running. */
+  get busy(): boolean {
+    return this.processing.count > 0;
   }
 }
