@@ -2,6 +2,7 @@ import type { ConnectionOptions } from 'bullmq';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { RedisDurability, RedisTarget } from './config/load-config';
 import { closeBounded, endNow, type BullConnections } from './stuck-connection';
+import { withinTime } from './time-limit';
 
 /**
  * Redis connections for BullMQ (DESIGN §11, §14), the one place that makes them: one server
@@ -157,14 +158,9 @@ const QUIT_WAIT_MS = 2_000;
  * process or test stack closing would wait with it.
  */
 export async function quitRedis(client: RedisClient): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  // A QUIT that fails, or answers after the wait, is settled here, never left unhandled.
-  const quit = client.quit().then(
+  const answered = await withinTime(client.quit(), QUIT_WAIT_MS, 'QUIT').then(
     () => true,
     () => false,
   );
-  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), QUIT_WAIT_MS)));
-  const answered = await Promise.race([quit, late]);
-  clearTimeout(timer);
   if (!answered) endNow(client);
 }

@@ -3,18 +3,9 @@ import type { Knex } from 'knex';
 import type { RedisClient } from '../../infra/redis';
 import { unavailable } from '../../domain/errors/domain-error';
 import type { ReplicaSet } from '../../db/replicas/replica-set';
+import { withinTime } from '../../infra/time-limit';
 
 const CHECK_TIMEOUT_MS = 2000;
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('timed out')), ms);
-    p.then(
-      (v) => (clearTimeout(timer), resolve(v)),
-      (e: unknown) => (clearTimeout(timer), reject(e instanceof Error ? e : new Error(String(e)))),
-    );
-  });
-}
 
 type Readiness = { postgres: 'ok' | 'down'; redis: 'ok' | 'down' };
 
@@ -36,8 +27,8 @@ export function healthHandlers(
     const at = now();
     if (cached && at - cached.at < READINESS_CACHE_MS) return cached.checks;
     const checks = Promise.allSettled([
-      withTimeout(knex.raw('select 1'), CHECK_TIMEOUT_MS),
-      withTimeout(redis.ping(), CHECK_TIMEOUT_MS),
+      withinTime(Promise.resolve(knex.raw('select 1')), CHECK_TIMEOUT_MS, 'the Postgres check'),
+      withinTime(redis.ping(), CHECK_TIMEOUT_MS, 'the Redis check'),
     ]).then(([pg, rd]): Readiness => ({
       postgres: pg.status === 'fulfilled' ? 'ok' : 'down',
       redis: rd.status === 'fulfilled' ? 'ok' : 'down',

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Logger } from '../logger';
+import { withinTime } from '../time-limit';
 
 /**
  * Prometheus metrics (DESIGN §15) with prom-client. Every registry is made here, one per process
@@ -75,17 +76,6 @@ export function eventLag(registry: Registry): Histogram<'queue'> {
 /** How long a scrape-time reading may take before its sample is left out. */
 const COLLECT_TIMEOUT_MS = 2_000;
 
-function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what} took longer than ${COLLECT_TIMEOUT_MS} ms`)),
-      COLLECT_TIMEOUT_MS,
-    );
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 /**
  * A gauge read from a store at scrape time. A store that is down or slow leaves the sample out and
  * logs why; it never fails the scrape. Under one primary every process reads the same store, so
@@ -104,7 +94,7 @@ export function storeGauge<L extends string>(
     registers: [registry],
     async collect() {
       try {
-        const samples = await withTimeout(read(), spec.name);
+        const samples = await withinTime(read(), COLLECT_TIMEOUT_MS, spec.name);
         this.reset();
         for (const sample of samples) {
           if (sample.labels) this.set(sample.labels, sample.value);
