@@ -45,6 +45,16 @@ function worker(target: RedisTarget, prefix: string, processor: Processor, optio
   return created;
 }
 
+/** The workers' queue on the suite's Redis itself, never through a proxy: to add jobs and read their state. */
+function directQueue(prefix: string) {
+  return openQueue(
+    { redis: { url: process.env.REDIS_URL! }, queuePrefix: prefix },
+    QUEUE.notifications,
+    { own: 'worker' },
+    () => undefined,
+  );
+}
+
 async function statuses(w: QueueWorker): Promise<string[]> {
   const clients = (await Promise.all([w.backend.client, w.backend.blockingClient])) as unknown as RedisClient[];
   return clients.map((client) => client.status);
@@ -85,8 +95,7 @@ test.serial(
       lease,
     );
     await first.waitUntilReady();
-    const direct = { redis: { url: process.env.REDIS_URL! }, queuePrefix: prefix };
-    const queue = openQueue(direct, QUEUE.notifications, { own: 'worker' }, () => undefined);
+    const queue = directQueue(prefix);
     try {
       const job = await queue.add('work', {}, { jobId: 'only' });
       await running;
@@ -167,8 +176,7 @@ test.serial('a job running at close on a healthy Redis: its completion is record
     return 'finished';
   });
   await w.waitUntilReady();
-  const direct = { redis: { url: process.env.REDIS_URL! }, queuePrefix: prefix };
-  const queue = openQueue(direct, QUEUE.notifications, { own: 'worker' }, () => undefined);
+  const queue = directQueue(prefix);
   try {
     const job = await queue.add('work', {}, { jobId: 'long' });
     await running;
