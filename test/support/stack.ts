@@ -67,7 +67,9 @@ export interface Stack {
 
 /** Worker kinds started by default: the real worker loops, in this process. */
 export const defaultWorkers: WorkerStarter[] = [
-  (config) => startCommandWorker(config),
+  function startCommandWorkerOf(config) {
+    return startCommandWorker(config);
+  },
   startViewsWorker,
   startNotificationsWorker,
 ];
@@ -166,8 +168,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const runtime = await createApiRuntime(config, logger);
   const { app, knex } = runtime;
   server.on('request', app);
-  const workers: Closeable[] = [];
-  for (const start of options.workers ?? defaultWorkers) workers.push(await start(config));
+  const workers: { name: string; running: Closeable }[] = [];
+  for (const [index, start] of (options.workers ?? defaultWorkers).entries())
+    workers.push({ name: start.name || `worker ${index}`, running: await start(config) });
 
   async function request(
     method: string,
@@ -199,7 +202,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     request,
     get: (path, headers) => request('GET', path, { headers }),
     async close() {
-      await namedIfSlow('the workers', Promise.allSettled(workers.map((w) => w.close())));
+      await Promise.allSettled(workers.map((w) => namedIfSlow(`the workers (${w.name})`, w.running.close())));
       // Open GET /Changes streams would hold the server open: ended first, as api-process.ts does.
       await namedIfSlow('the /Changes streams', runtime.endStreams());
       const closed = new Promise((resolve) => server.close(resolve));
