@@ -75,7 +75,8 @@ interface RedisBackend {
  * between reconnection attempts is ended at once; once no job of the object's own has run
  * (`busy`) for GOODBYE_MS, every connection still open is ended too: all the close can wait for
  * then is Redis, and a Redis that stopped answering never will. A job still running is waited
- * for, without bound, as BullMQ does (a worker process exits after its grace anyway: workers/shared/worker-process.ts).
+ * for, without bound, as BullMQ does: a worker process exits after its grace anyway
+ * (workers/shared/worker-process.ts).
  */
 export async function closeBounded(
   object: BullConnections,
