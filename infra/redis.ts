@@ -130,7 +130,7 @@ export function withBullConnection<T extends BullObject>(
         try {
           await close(...args);
         } finally {
-          cluster?.disconnect();
+          if (cluster && cluster.status !== 'end') cluster.disconnect();
         }
       },
       () => made.busy ?? false,

@@ -63,19 +63,30 @@ export interface BullConnections {
   backend: object;
 }
 
-/** What BullMQ 6's Redis backend, the one the service uses, has: its ioredis clients. */
+/**
+ * What BullMQ 6's Redis backend, the one the service uses, holds: its connections, whose clients
+ * exist from the object's construction. (`backend.client` is a promise that stays pending until the
+ * first ready: a worker whose Redis never answered would have nothing to end.)
+ */
 interface RedisBackend {
-  client?: Promise<unknown>;
-  blockingClient?: Promise<unknown>;
+  connection?: BullRedisConnection;
+  blockingConnection?: BullRedisConnection;
+}
+
+interface BullRedisConnection {
+  _client?: unknown;
+  /** Stops BullMQ's recovery of a blocking Cluster client from reconnecting it (its close does the same). */
+  disableBlockingClusterReconnect?(): void;
 }
 
 /**
  * Runs a BullMQ object's `close`, which otherwise can wait for Redis forever: it awaits a QUIT's
- * answer, and its blocking connection's 'end', without bound. While it runs, a connection waiting
- * between reconnection attempts is ended at once; once no job of the object's own has run
- * (`busy`) for GOODBYE_MS, every connection still open is ended too: all the close can wait for
- * then is Redis, and a Redis that stopped answering never will. A job still running is waited
- * for, without bound, as BullMQ does: a worker process exits after its grace anyway
+ * answer, and its blocking connection's 'end', without bound. While it runs, a blocking
+ * connection waiting between reconnection attempts is ended at once, and so is the main one while
+ * no job runs; once no job of the object's own has run (`busy`) for GOODBYE_MS, every connection
+ * still open is ended too: all the close can wait for then is Redis, and a Redis that stopped
+ * answering never will. A job still running is waited for, without bound, as BullMQ does, and its
+ * connection is left to record its completion: a worker process exits after its grace anyway
  * (workers/shared/worker-process.ts).
  */
 export async function closeBounded(
@@ -83,25 +94,32 @@ export async function closeBounded(
   close: () => Promise<void>,
   busy: () => boolean,
 ): Promise<void> {
-  let idleSince: number | undefined;
-  const check = async () => {
-    const now = Date.now();
-    if (busy()) idleSince = undefined;
-    else idleSince ??= now;
-    const overdue = idleSince !== undefined && now - idleSince >= GOODBYE_MS;
-    const { client, blockingClient } = object.backend as RedisBackend;
-    // BullMQ types them as its own client interface; they are the ioredis clients it made or got.
-    const clients = (await Promise.all([client, blockingClient].map((c) => c?.catch(() => undefined)))) as (
-      RedisClient | undefined
-    )[];
-    for (const each of clients) {
-      if (each && overdue) endNow(each);
-      else endIfBetweenRetries(each);
-    }
+  const { connection, blockingConnection } = object.backend as RedisBackend;
+  // BullMQ types them as its own client interface; they are the ioredis clients it made or got.
+  const main = connection?._client as RedisClient | undefined;
+  const blocking = blockingConnection?._client as RedisClient | undefined;
+  const endBlocking = () => {
+    if (!blocking) return;
+    // Else BullMQ's recovery of a Cluster's blocking read reconnects what was just ended.
+    blockingConnection?.disableBlockingClusterReconnect?.();
+    endNow(blocking);
   };
-  const look = () => void check();
-  look();
-  const watch = setInterval(look, CHECK_MS);
+  let idleSince: number | undefined;
+  const check = () => {
+    const now = Date.now();
+    const running = busy();
+    if (running) idleSince = undefined;
+    else idleSince ??= now;
+    if (idleSince !== undefined && now - idleSince >= GOODBYE_MS) {
+      endBlocking();
+      if (main) endNow(main);
+      return;
+    }
+    if (blocking && betweenRetries(blocking)) endBlocking();
+    if (!running) endIfBetweenRetries(main);
+  };
+  check();
+  const watch = setInterval(check, CHECK_MS);
   try {
     await close();
   } finally {

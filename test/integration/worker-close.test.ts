@@ -74,6 +74,20 @@ test.serial('an idle worker whose Redis is unreachable closes, and ends its conn
   await proxy.open();
 });
 
+test.serial('a worker whose Redis never answered closes', async (t) => {
+  t.timeout(20_000, 'close() never returned');
+  await proxy.cut();
+  try {
+    // Its connections never become ready: BullMQ's handles on them stay pending, and so did its close.
+    const w = worker(proxied(), `close-${randomUUID()}`, async () => 'done');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await w.close();
+    t.pass('close() returned');
+  } finally {
+    await proxy.open();
+  }
+});
+
 test.serial(
   'a job running when Redis goes away: close() waits for it, returns, and the job runs again as stalled',
   async (t) => {

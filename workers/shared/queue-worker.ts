@@ -15,18 +15,17 @@ export class QueueWorker extends Worker {
 
   constructor(name: string, processor: Processor, opts: WorkerOptions) {
     const processing = { count: 0 };
-    super(
-      name,
-      async (job, token, signal) => {
-        processing.count += 1;
-        try {
-          return await processor(job, token, signal);
-        } finally {
-          processing.count -= 1;
-        }
-      },
-      opts,
-    );
+    const counted: Processor = async (job, token, signal) => {
+      processing.count += 1;
+      try {
+        return await processor(job, token, signal);
+      } finally {
+        processing.count -= 1;
+      }
+    };
+    // BullMQ makes an AbortController per job only for processors that take a signal (a third parameter).
+    Object.defineProperty(counted, 'length', { value: processor.length });
+    super(name, counted, opts);
     this.processing = processing;
   }
 
