@@ -111,16 +111,17 @@ export function withBullConnection<T extends BullObject>(
   role: RedisRole,
   make: (connection: ConnectionOptions) => T,
 ): T {
-  const cluster = 'clusterNodes' in target ? createCluster(target.clusterNodes, role) : undefined;
+  const connection: ConnectionOptions =
+    'clusterNodes' in target
+      ? createCluster(target.clusterNodes, role)
+      : 'sentinels' in target
+        ? sentinelOptions(target, role)
+        : { url: target.url, ...roleOptions(role) };
+  const cluster = connection instanceof Cluster ? connection : undefined;
   // BullMQ reports the connection's errors as the object's own 'error' events; none may go unheard
   // between its close and ours.
   cluster?.on('error', () => undefined);
-  const made = make(
-    cluster ??
-      ('sentinels' in target
-        ? sentinelOptions(target, role)
-        : { url: (target as { url: string }).url, ...roleOptions(role) }),
-  );
+  const made = make(connection);
   const closable = made as unknown as { close: (...args: unknown[]) => Promise<void> };
   const close = closable.close.bind(made);
   closable.close = (...args: unknown[]) =>
@@ -148,12 +149,12 @@ export async function replicasHolding(client: RedisClient, durability: RedisDura
   return Number(await client.call('WAIT', durability.replicas, durability.timeoutMs));
 }
 
-/** How long a closing process waits for Redis to answer its QUIT before dropping the connection. */
+/** How long a closing process waits for Redis to answer its QUIT before ending the connection. */
 const QUIT_WAIT_MS = 2_000;
 
 /**
  * Closes a client at shutdown: QUIT, so commands already sent are answered first, then the
- * connection is dropped if Redis has not answered within QUIT_WAIT_MS. A QUIT waits for Redis
+ * client is ended (endNow) if Redis has not answered within QUIT_WAIT_MS. A QUIT waits for Redis
  * without bound: a Cluster node that is down or being reconnected may never answer it, and the
  * process or test stack closing would wait with it.
  */

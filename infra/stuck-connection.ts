@@ -44,7 +44,7 @@ export function endNow(client: RedisClient): void {
  * 'end' on its blocking connection, would otherwise never return (BullMQ #4656). Returns whether
  * it ended the client.
  */
-export function endIfBetweenRetries(client: RedisClient | undefined): boolean {
+function endIfBetweenRetries(client: RedisClient | undefined): boolean {
   if (!client || !betweenRetries(client)) return false;
   endNow(client);
   return true;

@@ -1,6 +1,7 @@
 /**
  * `promise`, or a rejection naming `what` once `ms` have passed without it settling. The timer
- * never outlives the race, and a `promise` that rejects after it is still handled. For waits on a store that may never answer: a metric read, a readiness check, a QUIT.
+ * never outlives the race, and a `promise` that rejects after it is still handled. For waits on a
+ * store that may never answer: a metric read, a readiness check, a QUIT.
  */
 export function withinTime<T>(promise: PromiseLike<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
