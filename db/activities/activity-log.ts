@@ -21,34 +21,82 @@ export const ACTIVITY_CHANNEL = 'emapi_activities';
  */
 export const ACTIVITY_LOCK_SPACE = 0xac7104;
 
+/** The columns of an activity entry, from an event as JSON (`e`): the payload's or the outbox's copy. */
+const ENTRY_COLUMNS = 'event_id, event_type, entity_type, entity_id, subject, occurred_at, changed_fields, command_id';
+const ENTRY_VALUES = `(e->>'eventId')::uuid, e->>'name', e->>'entityType', e->>'entityId', e->>'subject',
+  (e->>'occurredAt')::timestamptz, coalesce(e->'changedFields', '[]'::jsonb), e->>'commandId'`;
+
 /**
- * Adds the activity-log entries of a burst of events (GET /Activities) in one statement, in the
- * burst's order; returns how many were new. The event id is unique in the table, so a redelivered
- * event or burst (at-least-once queues, a burst regrouped by the sweep) adds nothing. The insert
- * runs under ACTIVITY_LOCK_SPACE's lock and notifies ACTIVITY_CHANNEL in the same transaction.
+ * The entries of a burst, each entity's earlier events first. An event's job can be taken before an
+ * earlier event of the same entity (concurrent jobs, several notification workers or command
+ * workers, a publish the sweep retried): from each event's outbox row it walks back over that
+ * entity's outbox rows (index outbox_entity) while they are unrecorded, and records what it found in
+ * outbox order. An entity's writes commit one after the other (its row lock), so an earlier event's
+ * row is committed, and visible here, before a later one is published. The walk stops at the first
+ * recorded row: one step for an entity whose history is recorded. Events with no outbox row (added
+ * by hand) follow, in the burst's order.
  */
-export async function recordActivities(knex: Knex, events: readonly DomainEvent[]): Promise<number> {
+const EARLIER_FIRST = `
+with recursive given(e, n) as (select e, n from jsonb_array_elements(?::jsonb) with ordinality as x(e, n)),
+walk(id, event_id, entity_type, entity_id) as (
+  select o.id, o.event_id, o.event->>'entityType', o.event->>'entityId'
+  from given g join outbox o on o.event_id = (g.e->>'eventId')::uuid
+  union
+  select earlier.id, earlier.event_id, w.entity_type, w.entity_id
+  from walk w cross join lateral (
+    select o.id, o.event_id from outbox o
+    where o.event->>'entityType' = w.entity_type and o.event->>'entityId' = w.entity_id and o.id < w.id
+    order by o.id desc limit 1
+  ) earlier
+  where not exists (select 1 from activities a where a.event_id = w.event_id)
+),
+chosen(e, src, n) as (
+  select o.event, 0, o.id from outbox o
+  where o.id in (select id from walk) and not exists (select 1 from activities a where a.event_id = o.event_id)
+  union all
+  select g.e, 1, g.n from given g where not exists (select 1 from outbox o where o.event_id = (g.e->>'eventId')::uuid)
+)
+insert into activities (${ENTRY_COLUMNS})
+select ${ENTRY_VALUES} from chosen order by src, n
+on conflict (event_id) do nothing
+returning id`;
+
+/** The entries of the events as given, in their order (no walk: for events refused together, one by one). */
+const AS_GIVEN = `
+insert into activities (${ENTRY_COLUMNS})
+select ${ENTRY_VALUES} from jsonb_array_elements(?::jsonb) with ordinality as x(e, n) order by n
+on conflict (event_id) do nothing
+returning id`;
+
+export interface RecordOptions {
+  /**
+   * Record each entity's earlier unrecorded events first (the default). Off, the events are
+   * recorded as given: for one event of a burst refused for its data, so that a malformed earlier
+   * row cannot hold back the events after it.
+   */
+  earlierFirst?: boolean;
+}
+
+/**
+ * Adds the activity-log entries of a burst of events (GET /Activities) in one statement, each
+ * entity's entries in the order its writes committed; returns how many were new. The event id is
+ * unique in the table, so a redelivered event or burst (at-least-once queues, a burst regrouped by
+ * the sweep) adds nothing. The insert runs under ACTIVITY_LOCK_SPACE's lock and notifies
+ * ACTIVITY_CHANNEL in the same transaction.
+ */
+export async function recordActivities(
+  knex: Knex,
+  events: readonly DomainEvent[],
+  { earlierFirst = true }: RecordOptions = {},
+): Promise<number> {
   if (events.length === 0) return 0;
   return knex.transaction(async (trx) => {
     await trx.raw('select pg_advisory_xact_lock(?, 0)', [ACTIVITY_LOCK_SPACE]);
-    const inserted: { id: number }[] = await trx('activities')
-      .insert(
-        events.map((event) => ({
-          event_id: event.eventId,
-          event_type: event.name,
-          entity_type: event.entityType,
-          entity_id: event.entityId,
-          subject: event.subject,
-          occurred_at: event.occurredAt,
-          changed_fields: JSON.stringify(event.changedFields ?? []),
-          command_id: event.commandId,
-        })),
-      )
-      .onConflict('event_id')
-      .ignore()
-      .returning('id');
+    const { rows: inserted } = await trx.raw<{ rows: { id: number }[] }>(earlierFirst ? EARLIER_FIRST : AS_GIVEN, [
+      JSON.stringify(events),
+    ]);
     if (inserted.length) {
-      const last = Math.max(...inserted.map((row) => row.id));
+      const last = inserted.reduce((max, row) => Math.max(max, row.id), 0);
       await trx.raw('select pg_notify(?, ?)', [ACTIVITY_CHANNEL, String(last)]);
     }
     return inserted.length;

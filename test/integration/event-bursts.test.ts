@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import test from 'ava';
-import { ACTIVITY_LOCK_SPACE } from '../../db/activities/activity-log';
+import fc from 'fast-check';
+import { ACTIVITY_LOCK_SPACE, recordActivities } from '../../db/activities/activity-log';
 import type { DomainEvent } from '../../domain/events/domain-event';
 import { QUEUE } from '../../domain/queues/queue-contracts';
 import { eventBurstJob } from '../../domain/queues/job-registry';
@@ -79,6 +80,97 @@ test.serial('a burst delivered twice, or after part of it applied, records each 
     'entries keep the burst order',
   );
 });
+
+/** Event types of an entity's activity-log entries, in the log's (Id) order. */
+async function loggedTypes(entityId: string): Promise<string[]> {
+  const rows = (await stack.knex('activities').where('entity_id', entityId).orderBy('id').select('event_type')) as {
+    event_type: string;
+  }[];
+  return rows.map((row) => row.event_type);
+}
+
+test.serial("an entity's events taken in reverse order are logged in the order its writes committed", async (t) => {
+  const id = await create(stack, 'Schemes', { SchemeName: 'Reverse Mill' });
+  for (const name of ['Reverse Mill 2', 'Reverse Mill 3']) {
+    t.is((await patch(stack, `/Schemes/${id}`, [{ op: 'replace', path: '/SchemeName', value: name }])).status, 204);
+  }
+  t.is((await stack.request('DELETE', `/Schemes/${id}`)).status, 204);
+  // Once published, the bursts on the notification queue are replaced by one burst per event, the
+  // last write's first: as jobs taken at once by several workers may be, or a late publish.
+  const outbox = () =>
+    stack
+      .knex('outbox')
+      .whereRaw(`event->>'entityId' = ?`, [id])
+      .orderBy('id')
+      .select('event', 'published_at') as Promise<{ event: DomainEvent; published_at: Date | null }[]>;
+  const rows = await eventually(async () => {
+    const found = await outbox();
+    return found.length === 4 && found.every((row) => row.published_at) ? found : undefined;
+  });
+  await queues.queue(QUEUE.notifications).obliterate({ force: true });
+  for (const { event } of [...rows].reverse()) {
+    const job = eventBurstJob([event]);
+    await queues.queue(QUEUE.notifications).add(job.name, job.data, job.opts);
+  }
+  const worker = await startNotificationsWorker(stack.config);
+  t.teardown(() => worker.close());
+  await eventually(async () => (await loggedTypes(id)).length === 4 || undefined, 20_000);
+  t.deepEqual(await loggedTypes(id), ['SchemeCreated', 'SchemeUpdated', 'SchemeUpdated', 'SchemeDeleted']);
+});
+
+test.serial(
+  'property: events recorded in any order and any bursts give each entity its entries in outbox order, once each',
+  async (t) => {
+    let base = 7_000_000;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 4 }),
+        fc.infiniteStream(fc.nat()),
+        fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 12 }),
+        async (perEntity, shuffle, burstSizes) => {
+          base += 10;
+          // Each entity's events written to the outbox in its write order (marked published, so
+          // the sweep leaves them alone), the entities interleaved.
+          const histories = perEntity.map((n, e) =>
+            Array.from({ length: n }, (_, i) =>
+              makeEvent('Company', i === 0 ? 'Created' : 'Updated', base + e, { version: i + 1 }),
+            ),
+          );
+          const written = histories
+            .flatMap((history) => history.map((event, i) => ({ event, i })))
+            .sort((a, b) => a.i - b.i);
+          for (const { event } of written) {
+            await stack.knex('outbox').insert({ event_id: event.eventId, event, published_at: stack.knex.fn.now() });
+          }
+          // Delivered in a random order, in bursts of random sizes.
+          const order = written.map(({ event }) => event);
+          const picks = shuffle.take(order.length);
+          for (let i = order.length - 1; i > 0; i--) {
+            const j = picks.next().value! % (i + 1);
+            [order[i], order[j]] = [order[j]!, order[i]!];
+          }
+          for (let at = 0, b = 0; at < order.length; b++) {
+            const size = burstSizes[b % burstSizes.length]!;
+            await recordActivities(stack.knex, order.slice(at, at + size));
+            at += size;
+          }
+          for (const history of histories) {
+            const logged = (await stack
+              .knex('activities')
+              .where('entity_id', history[0]!.entityId)
+              .orderBy('id')
+              .select('event_id')) as { event_id: string }[];
+            t.deepEqual(
+              logged.map((row) => row.event_id),
+              history.map((event) => event.eventId),
+            );
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
+  },
+);
 
 function notificationsProcess(): { child: ChildProcess; exited: Promise<unknown> } {
   const child = spawn(process.execPath, [NOTIFICATIONS_MAIN], {

@@ -15,7 +15,12 @@ export type AfterRecorded = (events: readonly DomainEvent[]) => Promise<unknown>
 /** Activity-log entries of a burst of events, one statement; redelivered events add nothing. */
 export function recordBurstHandler(knex: Knex, afterRecorded?: AfterRecorded) {
   return async (job: Job<EventBurstData>, logger: Logger): Promise<{ recorded: number }> => {
-    const recorded = await applyBurst(job.data.events, (events) => recordActivities(knex, events), logger);
+    const recorded = await applyBurst(
+      job.data.events,
+      (events) => recordActivities(knex, events),
+      logger,
+      (events) => recordActivities(knex, events, { earlierFirst: false }),
+    );
     await afterRecorded?.(job.data.events);
     return { recorded };
   };

@@ -17,12 +17,15 @@ function isDataFailure(err: unknown): boolean {
  * one by one, so one malformed event (a row written into the outbox by hand, a job added by hand)
  * does not hold back the others. The events that fail on their own are logged and fail the job
  * without retry, naming them, so they stay visible in /Jobs and Bull Board; a retry there applies
- * the rest again harmlessly (every consumer is idempotent per event).
+ * the rest again harmlessly (every consumer is idempotent per event). `applyAlone`, when given,
+ * applies one event in that case (the activity log records it without first looking for its
+ * entity's earlier events, one of which may be the malformed one).
  */
 export async function applyBurst(
   events: readonly DomainEvent[],
   apply: (events: readonly DomainEvent[]) => Promise<number>,
   logger: Logger,
+  applyAlone = apply,
 ): Promise<number> {
   try {
     return await apply(events);
@@ -33,7 +36,7 @@ export async function applyBurst(
   const refused: string[] = [];
   for (const event of events) {
     try {
-      applied += await apply([event]);
+      applied += await applyAlone([event]);
     } catch (err) {
       if (!isDataFailure(err)) throw err;
       refused.push(String(event?.eventId));
