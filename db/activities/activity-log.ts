@@ -43,8 +43,9 @@ const RECORDED = (alias: string) =>
  * outbox order. An entity's writes commit one after the other (its row lock), so an earlier event's
  * row is committed, and visible here, before a later one is published. The walk stops at the first
  * recorded row: one step for an entity whose history is recorded, none from a `…Created` event (an
- * entity's first: keys are never reused). Events with no outbox row (added
- * by hand) follow, in the burst's order.
+ * entity's first: keys are never reused). Its depth is the entity's unrecorded events, which only
+ * grow while the notification workers are down, and bursts are taken oldest first. Events with no
+ * outbox row (added by hand) follow, in the burst's order.
  */
 const EARLIER_FIRST = `
 with recursive given(e, n) as (select e, n from jsonb_array_elements(?::jsonb) with ordinality as x(e, n)),
