@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { JobsOptions } from 'bullmq';
 import path from 'node:path';
 import test from 'ava';
 import fc from 'fast-check';
@@ -171,6 +172,56 @@ test.serial(
     );
   },
 );
+
+test.serial(
+  "a malformed earlier outbox row: its entity's later events are recorded alone, other entities keep their order",
+  async (t) => {
+    const notifications = await startNotificationsWorker(stack.config);
+    t.teardown(() => notifications.close());
+    // Three entities, each with a recorded first event; Z and Y then have a malformed event (a date
+    // Postgres refuses, 22007) and a good one; X two good ones. Written to the outbox in that order.
+    const history = (key: number, malformed: boolean) => [
+      makeEvent('Company', 'Created', key),
+      makeEvent('Company', 'Updated', key, malformed ? { occurredAt: 'not a date' } : {}),
+      makeEvent('Company', 'Updated', key),
+    ];
+    const [z, y, x] = [history(8_100_001, true), history(8_100_002, true), history(8_100_003, false)];
+    for (const event of [z, y, x].flat()) {
+      await stack.knex('outbox').insert({ event_id: event.eventId, event, published_at: stack.knex.fn.now() });
+    }
+    await recordActivities(stack.knex, [z[0]!, y[0]!, x[0]!]);
+    const logged = async (events: DomainEvent[]) =>
+      (
+        (await stack.knex('activities').where('entity_id', events[0]!.entityId).orderBy('id').select('event_id')) as {
+          event_id: string;
+        }[]
+      ).map((row) => row.event_id);
+
+    // A single-event job whose walk meets the malformed row still records its event.
+    await queues.deliverSingle(QUEUE.notifications, z[2]!);
+    t.deepEqual(await logged(z), [z[0]!.eventId, z[2]!.eventId]);
+
+    // A burst whose Y event meets the malformed row: X's event is still recorded after X's earlier one.
+    await queues.run(QUEUE.notifications, ...burstArgs([y[2]!, x[2]!]));
+    t.deepEqual(
+      await logged(x),
+      x.map((event) => event.eventId),
+    );
+    t.deepEqual(await logged(y), [y[0]!.eventId, y[2]!.eventId]);
+    // The malformed event itself fails its job without retry, naming it; nothing else changes.
+    const err = await t.throwsAsync(queues.run(QUEUE.notifications, ...burstArgs([y[1]!, x[1]!])));
+    t.regex(err.message, new RegExp(`1 of 2 events could not be applied for their data \\(${y[1]!.eventId}\\)`));
+    t.deepEqual(
+      await logged(x),
+      x.map((event) => event.eventId),
+    );
+  },
+);
+
+function burstArgs(events: DomainEvent[]): [string, unknown, JobsOptions] {
+  const job = eventBurstJob(events);
+  return [job.name, job.data, job.opts];
+}
 
 function notificationsProcess(): { child: ChildProcess; exited: Promise<unknown> } {
   const child = spawn(process.execPath, [NOTIFICATIONS_MAIN], {

@@ -62,7 +62,7 @@ export async function startNotificationsWorker(
       ({ knex, logger, metrics }) =>
         observingEventLag(QUEUE.notifications, metrics, {
           eventBurst: inBurstContext(QUEUE.notifications, logger, recordBurstHandler(knex, dispatch)),
-          event: recordEventHandler(knex, dispatch),
+          event: recordEventHandler(knex, logger, dispatch),
         }),
       metrics,
     );

@@ -17,15 +17,15 @@ function isDataFailure(err: unknown): boolean {
  * one by one, so one malformed event (a row written into the outbox by hand, a job added by hand)
  * does not hold back the others. The events that fail on their own are logged and fail the job
  * without retry, naming them, so they stay visible in /Jobs and Bull Board; a retry there applies
- * the rest again harmlessly (every consumer is idempotent per event). `applyAlone`, when given,
- * applies one event in that case (the activity log records it without first looking for its
- * entity's earlier events, one of which may be the malformed one).
+ * the rest again harmlessly (every consumer is idempotent per event). `applyAlone`, when given, is
+ * tried for an event that `apply` refused on its own: the activity log records it without first
+ * recording its entity's earlier events, one of which may be the malformed one.
  */
 export async function applyBurst(
   events: readonly DomainEvent[],
   apply: (events: readonly DomainEvent[]) => Promise<number>,
   logger: Logger,
-  applyAlone = apply,
+  applyAlone?: (events: readonly DomainEvent[]) => Promise<number>,
 ): Promise<number> {
   try {
     return await apply(events);
@@ -35,12 +35,23 @@ export async function applyBurst(
   let applied = 0;
   const refused: string[] = [];
   for (const event of events) {
-    try {
-      applied += await applyAlone([event]);
-    } catch (err) {
-      if (!isDataFailure(err)) throw err;
+    let failure: unknown;
+    for (const attempt of applyAlone ? [apply, applyAlone] : [apply]) {
+      try {
+        applied += await attempt([event]);
+        failure = undefined;
+        break;
+      } catch (err) {
+        if (!isDataFailure(err)) throw err;
+        failure = err;
+      }
+    }
+    if (failure !== undefined) {
       refused.push(String(event?.eventId));
-      logger.error({ eventId: event?.eventId, err: (err as Error).message }, 'event refused for its data: set aside');
+      logger.error(
+        { eventId: event?.eventId, err: (failure as Error).message },
+        'event refused for its data: set aside',
+      );
     }
   }
   if (refused.length) {
