@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { JobsOptions } from 'bullmq';
 import path from 'node:path';
 import test from 'ava';
 import fc from 'fast-check';
@@ -202,14 +201,14 @@ test.serial(
     t.deepEqual(await logged(z), [z[0]!.eventId, z[2]!.eventId]);
 
     // A burst whose Y event meets the malformed row: X's event is still recorded after X's earlier one.
-    await queues.run(QUEUE.notifications, ...burstArgs([y[2]!, x[2]!]));
+    await queues.publishBurst([y[2]!, x[2]!], {}, [QUEUE.notifications]);
     t.deepEqual(
       await logged(x),
       x.map((event) => event.eventId),
     );
     t.deepEqual(await logged(y), [y[0]!.eventId, y[2]!.eventId]);
     // The malformed event itself fails its job without retry, naming it; nothing else changes.
-    const err = await t.throwsAsync(queues.run(QUEUE.notifications, ...burstArgs([y[1]!, x[1]!])));
+    const err = await t.throwsAsync(queues.publishBurst([y[1]!, x[1]!], {}, [QUEUE.notifications]));
     t.regex(err.message, new RegExp(`1 of 2 events could not be applied for their data \\(${y[1]!.eventId}\\)`));
     t.deepEqual(
       await logged(x),
@@ -217,11 +216,6 @@ test.serial(
     );
   },
 );
-
-function burstArgs(events: DomainEvent[]): [string, unknown, JobsOptions] {
-  const job = eventBurstJob(events);
-  return [job.name, job.data, job.opts];
-}
 
 function notificationsProcess(): { child: ChildProcess; exited: Promise<unknown> } {
   const child = spawn(process.execPath, [NOTIFICATIONS_MAIN], {

@@ -32,26 +32,24 @@ export async function applyBurst(
   } catch (err) {
     if (!isDataFailure(err)) throw err;
   }
+  // One event alone: `apply`, then `applyAlone` if that refused it for its data.
+  const applyOne = async (event: DomainEvent): Promise<number> => {
+    try {
+      return await apply([event]);
+    } catch (err) {
+      if (!applyAlone || !isDataFailure(err)) throw err;
+      return applyAlone([event]);
+    }
+  };
   let applied = 0;
   const refused: string[] = [];
   for (const event of events) {
-    let failure: unknown;
-    for (const attempt of applyAlone ? [apply, applyAlone] : [apply]) {
-      try {
-        applied += await attempt([event]);
-        failure = undefined;
-        break;
-      } catch (err) {
-        if (!isDataFailure(err)) throw err;
-        failure = err;
-      }
-    }
-    if (failure !== undefined) {
+    try {
+      applied += await applyOne(event);
+    } catch (err) {
+      if (!isDataFailure(err)) throw err;
       refused.push(String(event?.eventId));
-      logger.error(
-        { eventId: event?.eventId, err: (failure as Error).message },
-        'event refused for its data: set aside',
-      );
+      logger.error({ eventId: event?.eventId, err: (err as Error).message }, 'event refused for its data: set aside');
     }
   }
   if (refused.length) {
