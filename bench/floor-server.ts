@@ -1,6 +1,6 @@
 import express from 'express';
 import pg from 'pg';
-import { HAND_LISTS, handKeyed } from './handwritten-floor';
+import { HAND_LISTS, HAND_PEERS, handKeyed } from './handwritten-floor';
 import { READ_SCENARIOS, keyedStatement, listStatements, positional } from './scenarios';
 
 /**
@@ -64,6 +64,19 @@ READ_SCENARIOS.forEach((scenario, i) => {
     if (count !== undefined) res.setHeader('X-Total-Count', String(count));
     res.type('application/json').send(json);
   });
+});
+
+// The peers' scenarios c and d by hand (bench/peers/procedure/hand-target.json): database ids.
+app.get('/hand/peers/filtered', async (req, res) => {
+  const term = String(req.query.term);
+  if (!/^\w+$/.test(term)) return void res.status(400).end();
+  const { json, count } = await HAND_PEERS.filtered(pool, term, Number(req.query.bt), 60, 0);
+  res.setHeader('X-Total-Count', String(count));
+  res.type('application/json').send(json);
+});
+app.get('/hand/peers/deep', async (req, res) => {
+  const { json } = await HAND_PEERS.deep(pool, 60, Number(req.query.skip ?? 50_000));
+  res.type('application/json').send(json);
 });
 
 app.post('/floor/schemes', async (req, res) => {

@@ -141,6 +141,34 @@ const DEEP: pg.QueryConfig = {
   ),
 };
 
+/**
+ * The peers' scenarios c and d (../shared/peers/bench.config.json, target `project`) by hand, so a
+ * side by side can put DESIGN §9's floor (the same bytes from the same rows) beside the peers' own:
+ * c is `contains(SchemeName,'term') and BuildingType/Id eq '…'` by name, 60, with `$count`; d is
+ * `$skip=50000&$top=60` with nothing expanded.
+ */
+const PEERS_FILTER = 'scheme_name like $1 and building_type_id = $2';
+const PEERS_FILTERED: pg.QueryConfig = {
+  name: 'hand_peers_filtered',
+  text: page(
+    plainListScheme,
+    `from (select * from schemes where ${PEERS_FILTER} order by scheme_name, id limit $3 offset $4) s`,
+    's.scheme_name, s.id',
+  ),
+};
+const PEERS_FILTERED_COUNT: pg.QueryConfig = {
+  name: 'hand_peers_filtered_count',
+  text: `select least(count(*), 10000)::int as n from (select 1 from schemes where ${PEERS_FILTER} limit 10001) c`,
+};
+const ROOT_DEEP: pg.QueryConfig = {
+  name: 'hand_root_deep',
+  text: page(
+    plainListScheme,
+    'from (select id from schemes order by id limit $1 offset $2) p join schemes s using (id)',
+    's.id',
+  ),
+};
+
 /** The request's query options (`$top`, `$skip`, `$search`) as a person would read them. */
 export type Query = Record<string, string>;
 
@@ -194,4 +222,19 @@ export const HAND_LISTS: Record<string, (db: Db, query: Query) => Promise<HandLi
   $search: async (db, q) => ({ json: await json(db, SEARCH, [tsquery(q.$search!), ...paging(q)]) }),
   'deep $skip=50000': async (db, q) => ({ json: await json(db, DEEP, paging(q)) }),
   '$search of 20 OR-ed words': async (db, q) => ({ json: await json(db, SEARCH, [tsquery(q.$search!), ...paging(q)]) }),
+};
+
+/** The peers' scenarios by hand (see PEERS_FILTERED): `term` is a word without `%`, `_` or `\\`. */
+export const HAND_PEERS = {
+  filtered: async (db: Db, term: string, buildingType: number, top: number, skip: number): Promise<HandList> => {
+    const filter = [`%${term}%`, buildingType];
+    const [body, count] = await Promise.all([
+      json(db, PEERS_FILTERED, [...filter, top, skip]),
+      db.query<{ n: number }>({ ...PEERS_FILTERED_COUNT, values: filter }),
+    ]);
+    return { json: body, count: count.rows[0]!.n };
+  },
+  deep: async (db: Db, top: number, skip: number): Promise<HandList> => ({
+    json: await json(db, ROOT_DEEP, [top, skip]),
+  }),
 };

@@ -1,6 +1,6 @@
 import test from 'ava';
 import pg from 'pg';
-import { HAND_LISTS, handKeyed, type Query } from '../../bench/handwritten-floor';
+import { HAND_LISTS, HAND_PEERS, handKeyed, type Query } from '../../bench/handwritten-floor';
 import { READ_SCENARIOS } from '../../bench/scenarios';
 import { generateData } from '../../db/seeds/generated-data.seed';
 import { rebuildAllDocuments } from '../../db/search/search-indexer';
@@ -67,3 +67,36 @@ for (const scenario of READ_SCENARIOS.filter((s) => s.query)) {
     t.true(rowsSeen >= 5, `${rowsSeen} rows`);
   });
 }
+
+test("the peers' filtered scenario (contains, a BuildingType, by name, counted): the same body and count as the service", async (t) => {
+  const { rows } = await pool.query<{ bt: number; word: string }>(
+    `select building_type_id as bt, split_part(scheme_name, ' ', 1) as word from schemes
+      where building_type_id is not null group by 1, 2 order by count(*) desc limit 3`,
+  );
+  t.is(rows.length, 3);
+  let rowsSeen = 0;
+  for (const { bt, word } of [...rows, { bt: rows[0]!.bt, word: 'Nomatchatall' }]) {
+    for (const [top, skip] of [
+      [60, 0],
+      [4, 2],
+    ] as const) {
+      const filter = `contains(SchemeName,'${word}') and BuildingType/Id eq '${encodeId('BuildingType', bt)}'`;
+      const query = { $filter: filter, $orderby: 'SchemeName', $top: String(top), $skip: String(skip), $count: 'true' };
+      const res = await stack.get(`/Schemes?${new URLSearchParams(query).toString()}`);
+      t.is(res.status, 200, res.text);
+      const hand = await HAND_PEERS.filtered(pool, word, bt, top, skip);
+      t.is(hand.json, res.text, filter);
+      t.is(res.headers.get('x-total-count'), String(hand.count));
+      rowsSeen += (res.body as unknown[]).length;
+    }
+  }
+  t.true(rowsSeen >= 10, `${rowsSeen} rows`);
+});
+
+test("the peers' deep page (nothing expanded): the same body as the service", async (t) => {
+  for (const skip of [0, 150, 1490]) {
+    const res = await stack.get(`/Schemes?$skip=${skip}&$top=60`);
+    t.is(res.status, 200, res.text);
+    t.is((await HAND_PEERS.deep(pool, 60, skip)).json, res.text, `skip ${skip}`);
+  }
+});

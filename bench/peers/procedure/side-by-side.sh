@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The issue-28 side by side, as run for bench/README.md since 2026-11-27 19:29 (the tenth run):
 # SAP CAP and the hand-written floor of ../shared/peers on their own Postgres, then this service on a
-# fresh 100k seed, then its design floor and complete design floor (bench/queue-floor-*.ts).
+# fresh 100k seed, then DESIGN §9's read floor on the same rows (bench/floor-server.ts's hand-written
+# statements, the service's bytes; since 2026-11-28), then its design floor and complete design floor
+# (bench/queue-floor-*.ts).
 #
 #   bench/peers/procedure/side-by-side.sh        (after npm run build; SC=e,f for writes only)
 #
@@ -22,8 +24,9 @@ node -e '
   const fs = require("fs"), file = process.argv[1] + "/bench.config.json";
   const config = JSON.parse(fs.readFileSync(file, "utf8"));
   config.targets.design = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+  config.targets.hand = JSON.parse(fs.readFileSync(process.argv[3], "utf8"));
   fs.writeFileSync(file, JSON.stringify(config, null, 1) + "\n");
-' "$PEERS" "$ROOT/bench/peers/procedure/design-target.json"
+' "$PEERS" "$ROOT/bench/peers/procedure/design-target.json" "$ROOT/bench/peers/procedure/hand-target.json"
 
 (cd "$PEERS" && SCHEMES=100000 TARGETS="floor cap" STOCK=0 ./run-all.sh --scenarios "$SC" > "$LOGS/capfloor.log" 2>&1)
 
@@ -56,6 +59,15 @@ for _ in $(seq 1 60); do curl -sf http://127.0.0.1:3000/health/ready >/dev/null 
 (cd "$PEERS" && ./bench.sh project --base http://127.0.0.1:3000 --pid "$api" --scenarios "$SC" > "$LOGS/project.log" 2>&1)
 stop_all
 
+# DESIGN §9's read floor on the same rows: the hand-written statements returning the service's bytes.
+reads=$(echo "$SC" | tr , '\n' | grep -E '^[abcd]$' | paste -sd, || true)
+if [ -n "$reads" ]; then
+  PORT=3902 start node dist/bench/floor-server.js
+  for _ in $(seq 1 30); do curl -sf http://127.0.0.1:3902/hand/keyed/1 >/dev/null && break; sleep 1; done
+  (cd "$PEERS" && ./bench.sh hand --base http://127.0.0.1:3902 --pid "${started[0]}" --scenarios "$reads" > "$LOGS/hand.log" 2>&1)
+  stop_all
+fi
+
 if [[ ",$SC," == *",e,"* || ",$SC," == *",f,"* ]]; then
   PORT=3912 start node dist/bench/queue-floor-server.js
   start node dist/bench/queue-floor-worker.js
@@ -73,4 +85,4 @@ if [[ ",$SC," == *",e,"* || ",$SC," == *",f,"* ]]; then
 fi
 
 day=$(date -u +%F)
-cd "$PEERS" && node scripts/report.js results/"$day"-{floor,cap,project}.json $(ls results/"$day"-design*.json 2>/dev/null) | tee "$LOGS/table.md"
+cd "$PEERS" && node scripts/report.js results/"$day"-{floor,cap,project,hand}.json $(ls results/"$day"-design*.json 2>/dev/null) | tee "$LOGS/table.md"
