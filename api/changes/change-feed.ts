@@ -371,10 +371,27 @@ export class ChangeHub {
 
   /** Moves `position` and writes the rows to every live stream, in the same tick. */
   private fanOut(rows: readonly FeedRow[]): void {
+    this.position = rows[rows.length - 1]!.id;
+    if (this.streams.size === 0) return;
     const frames = rows.map(frameOf);
     const batch: Batch = { ids: rows.map((row) => row.id), frames, joined: Buffer.concat(frames) };
-    this.position = rows[rows.length - 1]!.id;
     for (const stream of this.streams) stream.deliver(batch);
+  }
+
+  /**
+   * A notification: the log holds every id up to `id` (its writers commit in id order, under their
+   * lock). With no stream open and no read under way, nobody would receive those rows, so the
+   * position moves to `id` without reading them: an idle feed costs each API process no query
+   * and no frames per recorded burst (issue 28). A stream opened afterwards starts after `id`, as
+   * it would have after a read.
+   */
+  private heard(id: number): void {
+    if (this.position !== null && id <= this.position) return;
+    if (this.position !== null && this.streams.size === 0 && !this.reading) {
+      this.position = id;
+      return;
+    }
+    this.wake();
   }
 
   private poll(): void {
@@ -389,9 +406,7 @@ export class ChangeHub {
     let listener: ActivityListener | undefined;
     try {
       listener = await listenForActivities(this.deps.databaseUrl, {
-        onNotify: (id) => {
-          if (this.position === null || id > this.position) this.wake();
-        },
+        onNotify: (id) => this.heard(id),
         onLost: (err) => this.lost(listener, err),
       });
       if (this.closed) {

@@ -233,6 +233,36 @@ async function metric(name: string, labels = '', on: Stack = stack): Promise<num
     .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }
 
+test.serial(
+  'with no stream open, the feed follows the log by its notifications without reading it; a stream opened then starts after them',
+  async (t) => {
+    // Streams of earlier tests are gone (their close reached this process).
+    await eventually(async () => ((await metric('emapi_changes_listeners')) === 0 ? true : undefined), 10_000);
+    let feedReads = 0;
+    const countFeedReads = (query: { sql: string }) => {
+      if (/from activities d where d\.id >/.test(query.sql)) feedReads += 1;
+    };
+    stack.knex.on('query', countFeedReads);
+    t.teardown(() => void stack.knex.off('query', countFeedReads));
+
+    const before = await latestId();
+    for (let i = 0; i < 3; i++) await recordActivities(stack.knex, [makeEvent('Scheme', 'Updated', 3_000_000 + i)]);
+    const idle = await activityIdsAfter(before);
+    t.is(idle.length, 3);
+    // Long enough for the notifications to arrive and, before this change, for their reads to run.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    t.is(feedReads, 0, 'no page of the log was read for nobody');
+
+    // The position moved with the notifications: a new stream gets what follows, not those three.
+    const live = await open(t);
+    await recordActivities(stack.knex, [makeEvent('Scheme', 'Updated', 3_000_010)]);
+    const [next] = await activityIdsAfter(idle.at(-1)!);
+    const [event] = await live.waitForEvents(1);
+    t.is(idOf(event!), next!);
+    t.true(feedReads > 0, 'with a stream open, the feed reads the log');
+  },
+);
+
 test.serial('a listener that stops reading is dropped past its buffer limit; another keeps every change', async (t) => {
   const reader = await open(t);
   const droppedBefore = await metric('emapi_changes_listeners_dropped_total', 'reason="behind"');
