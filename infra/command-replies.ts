@@ -3,21 +3,40 @@ import type { RedisClient } from './redis';
 
 /**
  * How the API learns that a command it queued is done (issue 28): the command worker publishes a
- * CommandReply on one Redis pub/sub channel per deployment, and every API process subscribes.
- * One message per job wakes each API process once, where BullMQ's QueueEvents woke it three times
- * (the job's `added`, `active` and `completed` entries of its events stream) and wrote its next
- * XREAD before the answer could go out. Pub/sub keeps nothing: a process that was disconnected
- * when a reply went out reads the job's state instead (api/commands/command-bus.ts polls it).
+ * CommandReply on the Redis pub/sub channel of the API process that queued it (the job's `replyTo`,
+ * a route each process draws at start), so one message per job wakes that process alone, where
+ * BullMQ's QueueEvents woke every process three times (the job's `added`, `active` and `completed`
+ * entries of its events stream). A job without a route (queued by an API from before routes) is
+ * answered on the deployment's shared channel, which every API process still hears. Pub/sub keeps
+ * nothing: a process that was disconnected when a reply went out reads the job's state instead
+ * (api/commands/command-bus.ts polls it).
  */
 
-/** The channel (not a key: a Redis Cluster delivers it from any node to every subscriber). */
-export function commandRepliesChannel(prefix: string): string {
-  return `${prefix}:command-replies`;
+/** What a route may be: a process's random id (a UUID); anything else in a job means the shared channel. */
+const ROUTE = /^[\w-]{1,64}$/;
+
+/**
+ * The channel of one API process's replies, or without a route the shared one (channels are not
+ * keys: a Redis Cluster delivers them from any node to every subscriber).
+ */
+export function commandRepliesChannel(prefix: string, route?: string): string {
+  return route === undefined ? `${prefix}:command-replies` : `${prefix}:command-replies:${route}`;
+}
+
+/** The route a job names for its reply (its `replyTo`), when it names a well-formed one. */
+export function replyRouteOf(data: unknown): string | undefined {
+  const route = (data as { replyTo?: unknown } | null)?.replyTo;
+  return typeof route === 'string' && ROUTE.test(route) ? route : undefined;
 }
 
 /** Fire and forget: a reply lost is found by the API's poll of the job. */
-export function publishReply(redis: RedisClient, prefix: string, reply: CommandReply): Promise<unknown> {
-  return redis.publish(commandRepliesChannel(prefix), JSON.stringify(reply));
+export function publishReply(
+  redis: RedisClient,
+  prefix: string,
+  reply: CommandReply,
+  route?: string,
+): Promise<unknown> {
+  return redis.publish(commandRepliesChannel(prefix, route), JSON.stringify(reply));
 }
 
 /** A message of the channel, or null when it is not a reply (nothing else publishes there). */

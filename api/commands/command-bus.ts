@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Job } from 'bullmq';
 import type { Logger } from '../../infra/logger';
 import type { AppConfig, RedisTarget } from '../../infra/config/load-config';
@@ -73,6 +74,8 @@ export interface CommandBus {
   dispatch(command: SubscriptionCommand, timeoutMs: number): Promise<Dispatched>;
   /** The state of a job still kept by the queue, or null. */
   jobStatus(commandId: string): Promise<JobStatus | null>;
+  /** The channel this process's replies come on: its jobs name its route (infra/command-replies.ts). */
+  readonly replyChannel: string;
   close(): Promise<void>;
 }
 
@@ -143,6 +146,9 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
   // once Redis is back and subscribes again (ioredis), replies sent meanwhile are found by the poll.
   const replies = createRedis(options.redisTarget, 'worker');
   replies.on('error', (err: Error) => logger.warn({ err: err.message }, 'command replies error'));
+  // This process's route: its jobs name it, so their replies wake it alone, not every API process.
+  const route = randomUUID();
+  const replyChannel = commandRepliesChannel(options.prefix, route);
 
   // Requests waiting per command id (several when an Idempotency-Key is repeated concurrently).
   const waiters = new Map<string, Set<(outcome: Outcome) => void>>();
@@ -161,7 +167,8 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
       );
     }
   });
-  await Promise.all([queue.waitUntilReady(), replies.subscribe(commandRepliesChannel(options.prefix))]);
+  // The shared channel too: a job queued before routes existed is answered there.
+  await Promise.all([queue.waitUntilReady(), replies.subscribe(replyChannel, commandRepliesChannel(options.prefix))]);
 
   async function readOutcome(commandId: string): Promise<JobStatus | null> {
     // State first: a job seen finished here has its return value in the hash read after it.
@@ -277,7 +284,7 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
     if (options.redis.status !== 'ready') {
       throw new QueueUnavailableError(`redis connection is ${options.redis.status}`, false);
     }
-    const job = await jobOf(command, options.signingKey);
+    const job = await jobOf({ ...command, replyTo: route }, options.signingKey);
     // BullMQ serialises and writes a batch of up to 16 MiB in one turn (~40 ms): other callers get
     // a turn between the signing's last slice and it (the hostile fuzz of bench/README.md).
     if (command.name === 'batch') await new Promise((resolve) => setImmediate(resolve));
@@ -385,6 +392,7 @@ export async function createCommandBus(options: CommandBusOptions): Promise<Comm
   return {
     dispatch: dispatch as CommandBus['dispatch'],
     jobStatus: readOutcome,
+    replyChannel,
     async close() {
       for (const waiting of waiters.values()) waiting.forEach((settle) => settle({ state: 'pending' }));
       // disconnect, not quit: a Cluster client whose subscriber lost its node could still be

@@ -85,6 +85,8 @@ export interface BatchCommand {
   origin?: WriteOrigin;
   /** The API reads from replicas: successful write answers carry X-Consistency-Token (DESIGN §14). */
   consistencyTokens?: true;
+  /** The API process waiting for the reply (its route, infra/command-replies.ts); absent: every process hears it. */
+  replyTo?: string;
   steps: BatchStep[];
 }
 

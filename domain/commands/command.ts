@@ -36,6 +36,8 @@ export interface Command {
   issuedAt: string;
   /** The request that made it: its id and trace context (write-origin.ts). */
   origin?: WriteOrigin;
+  /** The API process waiting for the reply (its route, infra/command-replies.ts); absent: every process hears it. */
+  replyTo?: string;
 }
 
 /** What a write request comes to before its sender gives it an id, a subject and a time (api/entities/write-command.ts). */

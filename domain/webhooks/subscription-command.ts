@@ -31,6 +31,8 @@ export interface SubscriptionCommand {
   ifMatch?: string;
   requestHash?: string;
   origin?: WriteOrigin;
+  /** The API process waiting for the reply (its route, infra/command-replies.ts); absent: every process hears it. */
+  replyTo?: string;
 }
 
 export function isSubscriptionCommandName(name: string): name is SubscriptionCommandName {

@@ -4,7 +4,7 @@ import { Worker, type Job } from 'bullmq';
 import { commandBusOptionsOf, createCommandBus, type CommandBus } from '../../api/commands/command-bus';
 import type { Command, CommandResult } from '../../domain/commands/command';
 import { QUEUE, type CommandReply } from '../../domain/queues/queue-contracts';
-import { commandRepliesChannel, publishReply } from '../../infra/command-replies';
+import { commandRepliesChannel, publishReply, replyRouteOf } from '../../infra/command-replies';
 import { createLogger } from '../../infra/logger';
 import { createRedis, queuePrefix, withBullConnection, type RedisClient } from '../../infra/redis';
 import { startStack, type Stack } from '../support/stack';
@@ -37,25 +37,53 @@ function redis(role: 'producer' | 'worker'): RedisClient {
   return client;
 }
 
-/** The replies published on the channel from now on. */
-async function listen(): Promise<CommandReply[]> {
+/** Every reply published on any of the deployment's reply channels from now on, with its channel. */
+async function listenToAll(): Promise<{ channel: string; reply: CommandReply }[]> {
   const subscriber = redis('worker');
-  const heard: CommandReply[] = [];
-  subscriber.on('message', (_channel: string, message: string) => heard.push(JSON.parse(message) as CommandReply));
-  await subscriber.subscribe(commandRepliesChannel(stack.config.queuePrefix));
+  const heard: { channel: string; reply: CommandReply }[] = [];
+  subscriber.on('pmessage', (_pattern: string, channel: string, message: string) =>
+    heard.push({ channel, reply: JSON.parse(message) as CommandReply }),
+  );
+  await subscriber.psubscribe(`${commandRepliesChannel(stack.config.queuePrefix)}*`);
   return heard;
 }
 
 test.serial("the command worker replies with the command's result, the one the API answers with", async (t) => {
-  const heard = await listen();
+  const heard = await listenToAll();
   const worker = await startCommandWorker(stack.config);
   const res = await stack.request('POST', '/Countries', { body: { Name: 'Replyland', IsoCode: 'RL' } });
   await worker.close();
   t.is(res.status, 201, res.text);
   const id = (res.headers.get('location') ?? '').split('/').pop();
-  const reply = heard.find((r) => 'result' in r && (r.result as { encodedId?: string }).encodedId === id);
-  t.truthy(reply, `a reply carrying ${id}: ${JSON.stringify(heard)}`);
-  t.like((reply as { result: CommandResult }).result, { ok: true, entity: 'Country', encodedId: id, version: 1 });
+  const replies = heard.filter(
+    ({ reply: r }) => 'result' in r && (r.result as { encodedId?: string }).encodedId === id,
+  );
+  t.is(replies.length, 1, `one reply carrying ${id}: ${JSON.stringify(heard)}`);
+  t.like((replies[0]!.reply as { result: CommandResult }).result, {
+    ok: true,
+    entity: 'Country',
+    encodedId: id,
+    version: 1,
+  });
+  // On the API process's own channel, not the one every API process hears.
+  t.true(replies[0]!.channel.startsWith(`${commandRepliesChannel(stack.config.queuePrefix)}:`), replies[0]!.channel);
+});
+
+test.serial('a reply wakes only the API process that queued the command', async (t) => {
+  const heard = await listenToAll();
+  const worker = await startCommandWorker(stack.config);
+  const [a, b] = await Promise.all(
+    [0, 1].map(() => createCommandBus(commandBusOptionsOf(stack.config, redis('producer'), logger))),
+  );
+  t.teardown(() => Promise.all([a!.close(), b!.close(), worker.close()]));
+  t.not(a!.replyChannel, b!.replyChannel);
+  const sent = { ...command(), body: { Name: 'Routed', IsoCode: 'RU' } };
+  const outcome = await a!.dispatch(sent, 10_000);
+  t.like(outcome, { state: 'finished', result: { ok: true, entity: 'Country' } });
+  t.deepEqual(
+    heard.filter(({ reply }) => reply.jobId === sent.commandId).map(({ channel }) => channel),
+    [a!.replyChannel],
+  );
 });
 
 /** The API's bus on the stack's stores, and a stand-in for the command worker on the real queue. */
@@ -113,9 +141,11 @@ test.serial('a reply settles the wait with the result it carries, a failed one w
   const publisher = redis('producer');
   const prefix = stack.config.queuePrefix;
   const replies: Record<string, CommandReply> = {};
-  // The stand-in replies ahead of its job's completion, as the command worker does, with what the case wants heard.
+  // The stand-in replies ahead of its job's completion, as the command worker does, with what the case wants heard:
+  // the success on the shared channel (as a worker from before routes would), the failure on the job's route.
   const { bus, close } = await busWith(async (job) => {
-    await publishReply(publisher, prefix, replies[job.id!]!);
+    const reply = replies[job.id!]!;
+    await publishReply(publisher, prefix, reply, 'failedReason' in reply ? replyRouteOf(job.data) : undefined);
     // The job's own outcome differs from the reply, so the answer shows which one settled the wait.
     return done('from-the-job');
   });

@@ -2,7 +2,7 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { signCommand, verifyCommand } from '../../domain/commands/command-signature';
 import { publicReasonOf } from '../../db/commands/db-errors';
 import { settleCommand } from '../../infra/pending-commands';
-import { publishReply } from '../../infra/command-replies';
+import { publishReply, replyRouteOf } from '../../infra/command-replies';
 import { createRedis, quitRedis } from '../../infra/redis';
 import type { Command, CommandResult } from '../../domain/commands/command';
 import type { BatchCommand, BatchResult } from '../../domain/batch/batch-command';
@@ -201,7 +201,7 @@ export async function startCommandWorker(
           settle(command);
           // A command's result goes to the API now, ahead of BullMQ marking its job completed (one
           // Redis round trip and a script later); a batch's, possibly megabytes, is read from its job.
-          if (job.name !== BATCH_JOB) reply({ jobId: job.id!, result });
+          if (job.name !== BATCH_JOB) reply(job, { jobId: job.id!, result });
           log.debug({ name: job.name, redelivered, ok: (result as { ok?: boolean })?.ok }, 'command done');
           return result;
         } catch (err) {
@@ -229,12 +229,12 @@ export async function startCommandWorker(
   }
 
   /**
-   * Tells the API processes a job is done (infra/command-replies.ts), written right after settle's
+   * Tells the API process that queued `job` it is done (infra/command-replies.ts), written right after settle's
    * command. On a connection of its own that fails fast: a reply Redis cannot take now is dropped
    * (the API reads the job instead), never queued for a reconnect that would outlive the worker.
    */
-  const reply = (message: CommandReply) => {
-    publishReply(replies, config.queuePrefix, message).catch((err: unknown) =>
+  const reply = (job: Job, message: CommandReply) => {
+    publishReply(replies, config.queuePrefix, message, replyRouteOf(job.data)).catch((err: unknown) =>
       logger.debug({ err: (err as Error).message }, 'command reply not published (the API polls the job)'),
     );
   };
@@ -274,12 +274,12 @@ export async function startCommandWorker(
     stalledRecovery: { maxStalledCount: 2, ...options.stalledRecovery },
   });
   worker.on('completed', (job) => {
-    if (job.name === BATCH_JOB) reply({ jobId: job.id!, finished: true });
+    if (job.name === BATCH_JOB) reply(job, { jobId: job.id!, finished: true });
   });
   worker.on('failed', (job) => {
     // The last attempt only: a retried job is still pending for the API.
     if (job?.id && job.attemptsMade >= (job.opts.attempts ?? 1))
-      reply({ jobId: job.id, failedReason: job.failedReason });
+      reply(job, { jobId: job.id, failedReason: job.failedReason });
   });
   await worker.waitUntilReady();
   const retention = await startRetentionWorker(config, knex, logger);
