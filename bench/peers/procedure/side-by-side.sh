@@ -50,7 +50,7 @@ started=()
 start() { "$@" > "$LOGS/$(echo "${@: -1}" | tr / -).log" 2>&1 & started+=($!); }
 stop_all() { kill "${started[@]}" 2>/dev/null || true; sleep 3; started=(); }
 
-PORT=3000 start node --max-old-space-size=256 --max-semi-space-size=8 dist/api/main.js
+PORT=3000 start node --max-old-space-size=1024 --max-semi-space-size=8 dist/api/main.js
 api=${started[0]}
 start node dist/workers/commands/main.js
 start node dist/workers/views/main.js
