@@ -82,11 +82,12 @@ const FILTERED: pg.QueryConfig = {
     's.scheme_name desc, s.id',
   ),
 };
-const FILTERED_COUNT: pg.QueryConfig = {
-  name: 'hand_filtered_count',
-  // Counted as the service counts (COUNT_LIMIT, 10,000): one row past the limit, then capped.
-  text: `select least(count(*), 10000)::int as n from (select 1 from schemes where ${FILTER} limit 10001) c`,
-};
+/** The schemes matching `filter`, counted as the service counts (COUNT_LIMIT, 10,000): one row past the limit, then capped. */
+const cappedCount = (name: string, filter: string): pg.QueryConfig => ({
+  name,
+  text: `select least(count(*), 10000)::int as n from (select 1 from schemes where ${filter} limit 10001) c`,
+});
+const FILTERED_COUNT = cappedCount('hand_filtered_count', FILTER);
 
 /**
  * Match, then rank the window the service ranks (the first SEARCH_RANK_WINDOW matches in key
@@ -156,10 +157,7 @@ const PEERS_FILTERED: pg.QueryConfig = {
     's.scheme_name, s.id',
   ),
 };
-const PEERS_FILTERED_COUNT: pg.QueryConfig = {
-  name: 'hand_peers_filtered_count',
-  text: `select least(count(*), 10000)::int as n from (select 1 from schemes where ${PEERS_FILTER} limit 10001) c`,
-};
+const PEERS_FILTERED_COUNT = cappedCount('hand_peers_filtered_count', PEERS_FILTER);
 const ROOT_DEEP: pg.QueryConfig = {
   name: 'hand_root_deep',
   text: page(

@@ -50,7 +50,9 @@ started=()
 start() { "$@" > "$LOGS/$(echo "${@: -1}" | tr / -).log" 2>&1 & started+=($!); }
 stop_all() { kill "${started[@]}" 2>/dev/null || true; sleep 3; started=(); }
 
-PORT=3000 start node --max-old-space-size=1024 --max-semi-space-size=8 dist/api/main.js
+# The API as `npm run api` starts it (its V8 heap flags), so the run measures what users run.
+read -r -a api_command <<< "$(node -p 'require("./package.json").scripts.api')"
+PORT=3000 start "${api_command[@]}"
 api=${started[0]}
 start node dist/workers/commands/main.js
 start node dist/workers/views/main.js
