@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { TurnCorkedClient } from '../db/pipelined-pg';
 import { keyedStatement, positional } from './scenarios';
 import { PATCHABLE, type Patchable } from './queue-floor-contract';
 import type { DomainEvent } from '../domain/events/domain-event';
@@ -48,18 +47,9 @@ export interface DesignFloorResult {
   version: number;
 }
 
-/**
- * A pool whose connections pipeline, and send a turn's statements in one write, as the command
- * worker's do (db/pipelined-pg.ts).
- */
+/** A pool whose connections pipeline, as the command worker's do (db/pipelined-pg.ts). */
 export function designFloorPool(connectionString: string, max: number): pg.Pool {
-  return new pg.Pool({
-    connectionString,
-    max,
-    pipeline: true,
-    Client: TurnCorkedClient,
-    application_name: 'design floor',
-  } as pg.PoolConfig);
+  return new pg.Pool({ connectionString, max, pipeline: true, application_name: 'design floor' } as pg.PoolConfig);
 }
 
 /** Applies one job in one transaction; returns the command's result. */

@@ -21,46 +21,13 @@ const BEGUN = { command: 'BEGIN', rowCount: null, rows: [], fields: [] };
 
 type Callback = (err: Error | null, result?: unknown) => void;
 
-type CorkableStream = { cork?(): void; uncork?(): void };
-
-/**
- * A pg client in pipeline mode whose statements of one turn of the event loop leave in one write.
- * pg writes each statement as it is given (corked around its own messages only), so a transaction's
- * BEGIN, row lock and document read went out as three writes, its record and COMMIT as two: on this
- * VM each write to a local socket, with the wake-up of the backend it causes, costs ~35 µs of CPU,
- * and the backend answered each apart. Now the socket is corked at a turn's first statement and
- * uncorked once the turn's synchronous work and promise reactions are done (`process.nextTick`
- * runs after them), so nothing waits for a later turn.
- */
-export class TurnCorkedClient extends pg.Client {
-  private corked = false;
-
-  constructor(config: string | pg.ClientConfig = {}) {
-    super(typeof config === 'string' ? { connectionString: config, pipeline: true } : { ...config, pipeline: true });
-  }
-
-  // pg's overloads are not restated: knex calls (config, callback), our statements (config).
-  override query(config: unknown, values?: unknown, callback?: unknown): never {
-    this.corkUntilTurnEnds();
-    return (super.query as (...args: unknown[]) => never)(config, values, callback);
-  }
-
-  private corkUntilTurnEnds(): void {
-    if (this.corked) return;
-    const stream = (this as unknown as { connection?: { stream?: CorkableStream } }).connection?.stream;
-    if (!stream?.cork || !stream.uncork) return;
-    this.corked = true;
-    stream.cork();
-    process.nextTick(() => {
-      this.corked = false;
-      stream.uncork!();
-    });
-  }
-}
-
-class EagerBeginClient extends TurnCorkedClient {
+class EagerBeginClient extends pg.Client {
   /** A BEGIN sent but not yet answered: the next statement's answer waits for it as well. */
   private begun: Promise<unknown> | null = null;
+
+  constructor(config: string | pg.ClientConfig) {
+    super(typeof config === 'string' ? { connectionString: config, pipeline: true } : { ...config, pipeline: true });
+  }
 
   // pg's overloads are not restated: knex calls (config, callback), our statements (config).
   override query(config: unknown, values?: unknown, callback?: unknown): never {
