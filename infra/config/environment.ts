@@ -238,10 +238,7 @@ export const ENVIRONMENT = {
     desc: 'time the GETs inside one `$batch` atomicity group may run in all (they hold its locks); past it the group fails as a unit (429, the others 424)',
   }),
   MAX_TOP: positive({ default: 1000, desc: 'largest `$top` (and cap of the default page of 60)' }),
-  WORKER_CONCURRENCY: positive({
-    default: 16,
-    desc: 'jobs one worker process runs at once (a command worker: at most, one at a time while its queue drains)',
-  }),
+  WORKER_CONCURRENCY: positive({ default: 16, desc: 'jobs one worker process runs at once' }),
   DB_POOL_MAX: positive({ default: 20, desc: 'Postgres connections per process' }),
   EVENT_PUBLISH_WINDOW_MS: nonNegative({
     // 100 rather than 25 (issue 28): bursts 4× as large halve the view and notification workers' CPU

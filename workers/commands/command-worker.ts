@@ -2,7 +2,6 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { signCommand, verifyCommand } from '../../domain/commands/command-signature';
 import { publicReasonOf } from '../../db/commands/db-errors';
 import { settleCommand } from '../../infra/pending-commands';
-import { AdaptiveConcurrency } from './adaptive-concurrency';
 import { publishReply, replyRouteOf } from '../../infra/command-replies';
 import { createRedis, quitRedis } from '../../infra/redis';
 import type { Command, CommandResult } from '../../domain/commands/command';
@@ -173,14 +172,10 @@ export async function startCommandWorker(
    * Every line logged about it names its request (`requestId`), and with tracing on it runs in a
    * span of its request's trace, its SQL statements within.
    */
-  /** One job at a time while the queue drains, WORKER_CONCURRENCY once jobs wait (attached below). */
-  const concurrency = new AdaptiveConcurrency(config.workerConcurrency);
-
   function handler<T extends { commandId: string; subject: string; origin?: WriteOrigin }, R>(
     apply: (data: T, options: { redelivered: boolean; job: Job; logger: Logger }) => Promise<R>,
   ) {
     return async (job: Job): Promise<R> => {
-      concurrency.jobStarted();
       if (!verifyCommand(job.data, config.commandSigningKey)) {
         // Not from an API of this deployment: never applied, never retried, and said loudly.
         logger.warn(
@@ -278,7 +273,6 @@ export async function startCommandWorker(
     // rather than taking down every worker that picks it up.
     stalledRecovery: { maxStalledCount: 2, ...options.stalledRecovery },
   });
-  concurrency.attach(worker);
   worker.on('completed', (job) => {
     if (job.name === BATCH_JOB) reply(job, { jobId: job.id!, finished: true });
   });
