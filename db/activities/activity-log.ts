@@ -83,9 +83,10 @@ returning id`;
 /**
  * Takes the log's lock and turns JIT compilation off for the rest of the transaction, in one round
  * trip. The planner estimates `jsonb_array_elements` at 100 rows and the recursive walk at 50 times
- * that, so the insert's cost passes Postgres's default `jit_above_cost` (100,000) for a burst of any
- * size, and Postgres then compiled it on every execution: ~20 ms of a 17-event burst's 21 ms, against
- * 0.1 ms of actual work (`npm run bench`: 3.4 ms of Postgres CPU per PATCH, 0.08 per POST).
+ * that, whatever the burst holds, so the insert's cost follows the tables' statistics when its plan
+ * is made (62,000–205,000 in one benchmark run). Above Postgres's default `jit_above_cost` (100,000)
+ * every execution of that plan was compiled: ~20 ms of a 17-event burst's 21 ms, against well under
+ * 1 ms of work (`npm run bench`: 3.4 ms of Postgres CPU per PATCH, 0.08 per POST).
  */
 const LOCK_WITHOUT_JIT = "select pg_advisory_xact_lock(?, 0), set_config('jit', 'off', true)";
 
